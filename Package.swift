@@ -1,0 +1,28 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "UVLoop",
+    products: [
+        .library(name: "UVLoop", targets: ["UVLoop"]),
+        .library(name: "UVOperations", targets: ["UVOperations"]),
+        .library(name: "UVLoopTesting", targets: ["UVLoopTesting"]),
+        .executable(name: "uvloop-demo", targets: ["uvloop-demo"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibUV",
+            path: "CLibUV",
+            pkgConfig: "libuv",
+            providers: [.apt(["libuv1-dev"])]
+        ),
+        .target(name: "UVLoop", dependencies: ["CLibUV"]),
+        .target(name: "UVOperations", dependencies: ["UVLoop"]),
+        .target(name: "UVLoopTesting", dependencies: ["UVLoop"]),
+        .executableTarget(name: "uvloop-demo", dependencies: ["UVLoop", "UVOperations"]),
+        .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "UVLoopTesting", "CLibUV"]),
+        .testTarget(name: "UVOperationsTests", dependencies: ["UVOperations", "UVLoopTesting"]),
+        .testTarget(name: "UVLoopTestingTests", dependencies: ["UVLoopTesting"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
