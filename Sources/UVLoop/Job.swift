@@ -1,0 +1,10 @@
+/// One unit of work in the loop's cross-thread queue. Stored inline in the queue's buffer, so
+/// enqueuing one costs no allocation beyond what the closure itself captured.
+enum Job: Sendable {
+    /// Run in the turn that drains it.
+    case run(@Sendable () -> Void)
+    /// Move to the next-iteration queue, which runs after the loop has polled for I/O.
+    case nextIteration(@Sendable () -> Void)
+    /// An idle placeholder left behind when a job is moved out of the buffer.
+    case empty
+}

@@ -1,0 +1,55 @@
+import CLibUV
+
+/// A `uv_loop_t`, either created here (owned) or handed over by C code (adopted).
+///
+/// `@unchecked Sendable` is safe because the pointer is immutable and every libuv call through it
+/// is made on the loop's thread; the `Loop` checks the thread before calling in.
+struct NativeLoop: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<uv_loop_t>
+    let isOwned: Bool
+
+    /// Creates and initialises a loop that this process owns.
+    static func create() throws(LoopError) -> NativeLoop {
+        let pointer = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let status = uv_loop_init(pointer)
+        guard status == 0 else {
+            pointer.deallocate()
+            throw LoopError.libuv(status, "uv_loop_init")
+        }
+        return NativeLoop(pointer: pointer, isOwned: true)
+    }
+
+    /// Wraps a loop that C code owns and runs.
+    static func adopt(_ pointer: UnsafeMutablePointer<uv_loop_t>) -> NativeLoop {
+        NativeLoop(pointer: pointer, isOwned: false)
+    }
+
+    /// Runs until `uv_stop` or until no active referenced handle is left.
+    func runUntilStopped() { _ = uv_run(pointer, UV_RUN_DEFAULT) }
+
+    /// Runs one iteration without blocking in poll.
+    func runNoWait() { _ = uv_run(pointer, UV_RUN_NOWAIT) }
+
+    func stop() { uv_stop(pointer) }
+
+    func updateTime() { uv_update_time(pointer) }
+
+    /// Lets pending close callbacks run, then closes and frees an owned loop.
+    /// Returns libuv's status for `uv_loop_close` (0, or `UV_EBUSY` if a foreign handle remains).
+    func closeOwned() -> Int32 {
+        precondition(isOwned, "UVLoop: only an owned loop can be closed by UVLoop")
+        // Closing handles finish in the next iteration's closing phase.
+        _ = uv_run(pointer, UV_RUN_NOWAIT)
+        var status = uv_loop_close(pointer)
+        if status == UV_EBUSY.rawValue {
+            _ = uv_run(pointer, UV_RUN_DEFAULT)
+            status = uv_loop_close(pointer)
+        }
+        if status == 0 { pointer.deallocate() }
+        return status
+    }
+}
+
+/// The monotonic clock libuv uses, in nanoseconds.
+@inline(__always)
+func monotonicNanoseconds() -> UInt64 { uv_hrtime() }

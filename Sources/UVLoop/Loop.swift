@@ -1,0 +1,452 @@
+import CLibUV
+import Synchronization
+
+/// An event loop: one libuv `uv_loop_t` and the one thread that runs it (the loop's thread).
+///
+/// A `Loop` either owns its `uv_loop_t` (created by `init(clock:postBudget:)` or
+/// `startThread(name:clock:)`, run with `run()` or stepped with `runOnce()` / `runUntilIdle()`),
+/// or adopts one that C code owns and runs (`adopt(_:)`), in which case UVLoop only adds its
+/// handles to it and never calls `uv_run`.
+///
+/// ## Threads
+/// The loop's thread is fixed when the loop is created: the creating thread, the thread started
+/// by `startThread`, or the thread that adopts a C loop. `post`, `invoke`, `postNextIteration`,
+/// `schedule`, `shutdown` and `stop` may be called from any thread; running and stepping happen on
+/// the loop's thread.
+///
+/// ## Ordering
+/// - Work posted by one thread runs in the order it was posted (FIFO per producer). Posts from
+///   different threads interleave in the order they reach the queue.
+/// - Posted work runs in the turn that drains it, at most `postBudget` jobs per drain; a job posted
+///   while the loop drains runs in a later drain, so a job that re-posts itself cannot keep the
+///   loop from polling for I/O or firing timers.
+/// - Next-iteration work runs after the loop has polled for I/O (libuv's check phase), from a
+///   snapshot taken when the phase begins: work queued while the snapshot runs waits for the next
+///   turn. Next-iteration work sent from another thread is ordered with that thread's posts: it
+///   joins the next-iteration queue when the loop drains it.
+/// - Timers fire in (deadline, schedule order); see `schedule(after:_:)`.
+///
+/// ## Shutdown
+/// `shutdown()` refuses new work (posting throws `LoopError.shutDown`), runs everything posted
+/// before it began, cancels pending timers (sleepers throw `LoopError.shutDown`), closes every
+/// handle and closes the `uv_loop_t`. Nothing posted is dropped silently: it runs, or the call that
+/// posted it throws.
+public final class Loop: Sendable {
+    let queue: PostQueue
+    let confined: LoopConfined<LoopState>
+    let wake: WakeHandle
+    let native: NativeLoop
+    /// The thread that runs this loop.
+    let thread: ThreadIdentity
+
+    /// Creates a loop owned by this process, whose thread is the calling thread.
+    ///
+    /// - Parameters:
+    ///   - clock: where the loop's time comes from: the system's monotonic clock (the default), or
+    ///     a manual clock that only tests move (see `UVLoopTesting`).
+    ///   - postBudget: the most posted jobs one drain runs before the loop polls for I/O again.
+    public convenience init(clock: LoopClockSource = .system, postBudget: Int = 4096) throws(LoopError) {
+        guard postBudget > 0 else {
+            throw LoopError.invalidArgument("postBudget must be at least 1 (got \(postBudget))")
+        }
+        try self.init(native: NativeLoop.create(), clock: clock, postBudget: postBudget)
+    }
+
+    init(native: NativeLoop, clock: LoopClockSource, postBudget: Int) throws(LoopError) {
+        let queue = PostQueue()
+        let state: LoopState
+        do {
+            state = try LoopState(native: native, queue: queue, clock: clock, postBudget: postBudget)
+        } catch {
+            if native.isOwned { _ = native.closeOwned() }
+            throw error
+        }
+        self.queue = queue
+        self.native = native
+        self.wake = state.wake
+        self.confined = LoopConfined(state)
+        self.thread = .current
+    }
+
+    /// Adopts a `uv_loop_t` that C code owns and runs. Call it on the thread that runs that loop.
+    ///
+    /// UVLoop adds its handles to the loop (the one that wakes it for posted work is unreferenced,
+    /// so it does not keep the owner's `uv_run` alive) and never calls `uv_run` itself: the owner's
+    /// turns run posted work, timers and next-iteration work. Before the owner closes the loop, call
+    /// `detach()` and let the loop turn once, so that `uv_loop_close` returns 0.
+    public static func adopt(
+        _ loop: UnsafeMutablePointer<uv_loop_t>, postBudget: Int = 4096
+    ) throws(LoopError) -> Loop {
+        guard postBudget > 0 else {
+            throw LoopError.invalidArgument("postBudget must be at least 1 (got \(postBudget))")
+        }
+        let adopted = try Loop(native: .adopt(loop), clock: .system, postBudget: postBudget)
+        adopted.confined.value.isRunning = true
+        return adopted
+    }
+
+    deinit {
+        // No thread can be inside `run()` (it holds a reference), so closing here races nothing.
+        let state = confined.value
+        guard native.isOwned, !state.handlesClosed else { return }
+        queue.state.withLock { if $0.phase == .open { $0.phase = .shuttingDown } }
+        state.shutDownNow()
+        _ = native.closeOwned()
+    }
+
+    // MARK: identity
+
+    /// Whether the caller is on the loop's thread.
+    @inline(__always)
+    public var isOnLoopThread: Bool { ThreadIdentity.current == thread }
+
+    /// Stops the program with a message naming the misuse unless called on the loop's thread.
+    public func preconditionOnLoopThread(
+        _ operation: @autoclosure () -> String = "this code", file: StaticString = #fileID, line: UInt = #line
+    ) {
+        precondition(
+            isOnLoopThread,
+            "UVLoop: \(operation()) must run on the loop's thread; use loop.post or loop.invoke to get there",
+            file: file, line: line)
+    }
+
+    /// The loop's current time: the manual clock's value, or the system's monotonic clock.
+    public var now: LoopInstant {
+        if confined.value.clockSource == .manual {
+            preconditionOnLoopThread("reading a manual clock")
+            return LoopInstant(nanoseconds: confined.value.manualNow)
+        }
+        return LoopInstant(nanoseconds: monotonicNanoseconds())
+    }
+
+    /// Which clock this loop uses.
+    public var clockSource: LoopClockSource { confined.value.clockSource }
+
+    // MARK: posting
+
+    /// Runs `work` soon on the loop's thread; never inline, even when called on the loop's thread.
+    ///
+    /// Callable from any thread. Work posted by one thread runs in posting order. A burst of posts
+    /// wakes the loop once. Throws `LoopError.shutDown` (or `.detached`) once the loop has begun
+    /// shutting down: the work was not queued and will not run.
+    @inline(__always)
+    public func post(_ work: @escaping @Sendable () -> Void) throws(LoopError) {
+        try enqueue(.run(work))
+    }
+
+    /// Queues `work` to run on the next loop iteration, after the loop has polled for I/O.
+    ///
+    /// From the loop's thread, work queued while the current next-iteration snapshot runs waits
+    /// for the following turn; from another thread it goes through the post queue (keeping that
+    /// thread's order) and joins the next-iteration queue when the loop drains it. While this queue
+    /// is not empty the loop does not block in poll. Throws like `post`.
+    public func postNextIteration(_ work: @escaping @Sendable () -> Void) throws(LoopError) {
+        if isOnLoopThread {
+            let phase = queue.phase
+            guard phase == .open else { throw phase.refusal }
+            confined.value.appendNextIteration(work)
+        } else {
+            try enqueue(.nextIteration(work))
+        }
+    }
+
+    @inline(__always)
+    func enqueue(_ job: Job) throws(LoopError) {
+        if isOnLoopThread {
+            if try queue.append(job, waking: nil) { confined.value.requestDrain() }
+        } else {
+            _ = try queue.append(job, waking: wake)
+        }
+    }
+
+    /// Runs `work` on the loop's thread and returns its value (or rethrows its error).
+    ///
+    /// On the loop's thread it runs inline, at once, so it never deadlocks. From another thread it
+    /// is posted (ordered with that thread's other posts) and the calling thread blocks until it has
+    /// run. Throws `LoopError.shutDown` if the loop no longer accepts work.
+    public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
+        if isOnLoopThread { return try work() }
+        let done = ThreadEvent()
+        let result = Mutex<Result<T, any Error>?>(nil)
+        try enqueue(.run {
+            let outcome = Result { try work() }
+            result.withLock { $0 = outcome }
+            done.signal()
+        })
+        done.wait()
+        return try result.withLock { $0! }.get()
+    }
+
+    /// Runs `work` on the loop's thread and returns its value, suspending (not blocking) the caller.
+    ///
+    /// Inline when already on the loop's thread. Throws `LoopError.shutDown` if the loop no longer
+    /// accepts work.
+    public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        if isOnLoopThread { return try work() }
+        return try await withCheckedThrowingContinuation { continuation in
+            do {
+                try enqueue(.run { continuation.resume(with: Result { try work() }) })
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    // MARK: timers
+
+    /// Runs `work` on the loop's thread once `delay` has passed on the loop's clock.
+    ///
+    /// Callable from any thread; returns a handle to cancel it, fire it early or ask whether it is
+    /// pending. Due timers fire in (deadline, schedule order). A negative delay counts as zero; a
+    /// delay too large to represent is clamped to the end of time. A timer scheduled with zero delay
+    /// from inside a timer callback fires on the next turn, never within the current one.
+    ///
+    /// Resolution: the loop sleeps on a libuv timer with 1 ms granularity, rounded up, so a timer
+    /// never fires before its deadline and, on an idle loop, usually within about 1 ms after it.
+    /// Under the manual clock, timers fire exactly at their deadlines as the test advances time.
+    ///
+    /// Throws `LoopError.shutDown` once the loop has begun shutting down.
+    @discardableResult
+    public func schedule(
+        after delay: Duration, _ work: @escaping @Sendable () -> Void
+    ) throws(LoopError) -> LoopTimer {
+        try schedule(timer: LoopTimer(loop: self, interval: 0, policy: .fixedRate), delay: delay, work: .closure(work))
+    }
+
+    /// Runs `work` on the loop's thread at `deadline` on the loop's clock (at once if it has passed).
+    @discardableResult
+    public func schedule(
+        at deadline: LoopInstant, _ work: @escaping @Sendable () -> Void
+    ) throws(LoopError) -> LoopTimer {
+        let timer = LoopTimer(loop: self, interval: 0, policy: .fixedRate)
+        try insert(timer, deadline: .absolute(deadline.nanoseconds), work: .closure(work))
+        return timer
+    }
+
+    /// Runs `work` on the loop's thread every `interval`, the first time after `delay`
+    /// (default: one interval), until the returned timer is cancelled or fired.
+    ///
+    /// - Parameter policy: `.fixedRate` keeps ticks on a grid of `interval`; `.fixedDelay` waits
+    ///   `interval` after each callback returns. See `LoopTimer.RepeatPolicy`.
+    /// - Throws: `LoopError.invalidArgument` when `interval` is not positive.
+    @discardableResult
+    public func scheduleRepeating(
+        every interval: Duration, after delay: Duration? = nil, policy: LoopTimer.RepeatPolicy = .fixedRate,
+        _ work: @escaping @Sendable () -> Void
+    ) throws(LoopError) -> LoopTimer {
+        let nanoseconds = interval.saturatingNanoseconds
+        guard nanoseconds > 0 else {
+            throw LoopError.invalidArgument("a repeating timer's interval must be positive (got \(interval))")
+        }
+        let timer = LoopTimer(loop: self, interval: UInt64(nanoseconds), policy: policy)
+        return try schedule(timer: timer, delay: delay ?? interval, work: .closure(work))
+    }
+
+    /// Suspends the calling task for `duration` on the loop's clock.
+    ///
+    /// Cancelling the task cancels the timer at once and throws `CancellationError`; a loop that
+    /// shuts down first throws `LoopError.shutDown`.
+    public func sleep(for duration: Duration) async throws {
+        try Task.checkCancellation()
+        let waiter = SleepWaiter()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let timer = LoopTimer(loop: self, interval: 0, policy: .fixedRate)
+                // Arm before scheduling, so the timer can only fire once the waiter knows it.
+                if !waiter.arm(continuation, timer: timer) {
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                do {
+                    _ = try schedule(timer: timer, delay: duration, work: .sleeper(waiter))
+                } catch {
+                    waiter.resume(with: .failure(error))
+                }
+            }
+        } onCancel: {
+            waiter.cancel()
+        }
+    }
+
+    private func schedule(timer: LoopTimer, delay: Duration, work: TimerWork) throws(LoopError) -> LoopTimer {
+        let nanoseconds = UInt64(clamping: max(0, delay.saturatingNanoseconds))
+        try insert(timer, deadline: .after(nanoseconds), work: work)
+        return timer
+    }
+
+    /// When a timer is due: at an instant, or after a delay from "now".
+    private enum Deadline: Sendable {
+        case absolute(UInt64)
+        case after(UInt64)
+
+        func resolved(now: UInt64) -> UInt64 {
+            switch self {
+            case .absolute(let deadline): return deadline
+            case .after(let delay): return now.addingClamped(delay)
+            }
+        }
+    }
+
+    /// Inserts on the loop's thread; from another thread the insertion is posted. A delay is
+    /// measured from the call on the system clock, and from when the loop receives it on a manual
+    /// clock (which only the loop's thread may read).
+    private func insert(_ timer: LoopTimer, deadline: Deadline, work: TimerWork) throws(LoopError) {
+        if isOnLoopThread {
+            let phase = queue.phase
+            guard phase == .open else { throw phase.refusal }
+            let state = confined.value
+            state.schedule(timer, deadline: deadline.resolved(now: state.now), work: work)
+        } else {
+            var deadline = deadline
+            if case .after = deadline, confined.value.clockSource == .system {
+                deadline = .absolute(deadline.resolved(now: monotonicNanoseconds()))
+            }
+            try enqueue(.run { [confined, deadline] in
+                guard timer.isPending else { return }
+                let state = confined.value
+                state.schedule(timer, deadline: deadline.resolved(now: state.now), work: work)
+            })
+        }
+    }
+
+    func discard(_ timer: LoopTimer) {
+        if isOnLoopThread {
+            confined.value.discard(timer)
+        } else {
+            // Drop the closure on the loop's thread, never on the cancelling one. If the loop no
+            // longer accepts work, shutdown has already released every pending timer's closure.
+            try? enqueue(.run { [confined] in confined.value.discard(timer) })
+        }
+    }
+
+    func fireNow(_ timer: LoopTimer) -> Bool {
+        confined.value.fireNow(timer)
+    }
+
+    // MARK: running
+
+    /// Runs the loop on its thread until `stop()` or `shutdown()`.
+    ///
+    /// Running out of work does not end `run()`: other threads may post at any time, and the loop
+    /// sleeps in the kernel until they do. After `shutdown()` the loop is closed when `run()`
+    /// returns.
+    /// - Throws: `LoopError.notOnLoopThread` from another thread, `.alreadyRunning` when called
+    ///   re-entrantly from a callback, `.adoptedLoop` on an adopted loop, `.shutDown` once closed.
+    public func run() throws(LoopError) {
+        let state = try enterRun("run()")
+        defer { state.isRunning = false }
+        native.runUntilStopped()
+        finishIfShutDown(state)
+    }
+
+    /// Runs one loop iteration without blocking for I/O or time, on the loop's thread.
+    ///
+    /// - Returns: whether work is ready to run right away (posted work, due timers or
+    ///   next-iteration work), that is, whether another step would do something.
+    /// - Throws: like `run()`.
+    @discardableResult
+    public func runOnce() throws(LoopError) -> Bool {
+        let state = try enterRun("runOnce()")
+        defer { state.isRunning = false }
+        native.runNoWait()
+        finishIfShutDown(state)
+        return !state.handlesClosed && state.hasReadyWork
+    }
+
+    /// Steps the loop until nothing is ready: no posted work, no due timer and no next-iteration
+    /// work. Does not wait for timers that are not yet due.
+    ///
+    /// Work that re-posts itself forever keeps this from returning; `maxIterations` bounds it.
+    /// - Returns: the number of iterations run.
+    @discardableResult
+    public func runUntilIdle(maxIterations: Int = .max) throws(LoopError) -> Int {
+        var iterations = 0
+        while iterations < maxIterations {
+            iterations += 1
+            if try !runOnce() { break }
+        }
+        return iterations
+    }
+
+    private func enterRun(_ operation: String) throws(LoopError) -> LoopState {
+        guard isOnLoopThread else { throw .notOnLoopThread(operation: operation) }
+        guard native.isOwned else { throw .adoptedLoop(operation: operation) }
+        let state = confined.value
+        guard !state.isRunning else { throw .alreadyRunning }
+        guard !state.handlesClosed else { throw .shutDown }
+        state.isRunning = true
+        return state
+    }
+
+    private func finishIfShutDown(_ state: LoopState) {
+        guard state.handlesClosed, native.isOwned else { return }
+        let status = native.closeOwned()
+        precondition(status == 0, "UVLoop: uv_loop_close failed after shutdown: \(LoopError.libuv(status, "uv_loop_close"))")
+    }
+
+    /// Makes `run()` return after the current turn; the loop stays open and keeps its work.
+    /// Callable from any thread.
+    public func stop() {
+        let onLoopThread = isOnLoopThread
+        queue.state.withLock { [wake] state in
+            guard state.phase == .open else { return }
+            state.stopRequested = true
+            if !onLoopThread { wake.send() }
+        }
+        if onLoopThread { confined.value.requestDrain() }
+    }
+
+    /// Shuts the loop down gracefully. Callable from any thread; idempotent.
+    ///
+    /// From now on posting throws `LoopError.shutDown`. The loop's thread then runs everything
+    /// posted before this call, cancels pending timers, closes every handle and closes the
+    /// `uv_loop_t`: inside `run()` (which then returns), or right here when called on the loop's
+    /// thread outside a turn, or at the next `runOnce()` of a stepped loop.
+    /// An adopted loop cannot be shut down: `detach()` it.
+    public func shutdown() {
+        precondition(native.isOwned, "UVLoop: shutdown() on an adopted loop; call detach() on the owner's thread instead")
+        let onLoopThread = isOnLoopThread
+        let began = queue.state.withLock { [wake] state in
+            guard state.phase == .open else { return false }
+            state.phase = .shuttingDown
+            state.wakePending = true
+            if !onLoopThread { wake.send() }
+            return true
+        }
+        guard began else { return }
+        if onLoopThread {
+            let state = confined.value
+            if state.isRunning {
+                state.requestDrain()
+            } else {
+                state.shutDownNow()
+                finishIfShutDown(state)
+            }
+        }
+    }
+
+    /// Detaches UVLoop from an adopted loop, on the owner's loop thread.
+    ///
+    /// Runs everything posted so far, cancels pending timers, and closes UVLoop's handles. Their
+    /// memory is released by libuv's close callbacks, so let the owner's loop turn once
+    /// (`uv_run(loop, UV_RUN_NOWAIT)`) before `uv_loop_close`, which then returns 0. Afterwards
+    /// posting throws `LoopError.detached`.
+    /// - Throws: `LoopError.notOnLoopThread` from another thread, `.detached` when already detached,
+    ///   `.invalidArgument` for an owned loop (use `shutdown()`).
+    public func detach() throws(LoopError) {
+        guard !native.isOwned else {
+            throw .invalidArgument("detach() is for adopted loops; call shutdown() on a loop UVLoop owns")
+        }
+        guard isOnLoopThread else { throw .notOnLoopThread(operation: "detach()") }
+        let began = queue.state.withLock { state in
+            guard state.phase == .open else { return false }
+            state.phase = .shuttingDown
+            return true
+        }
+        guard began else { throw .detached }
+        confined.value.shutDownNow(finalPhase: .detached)
+    }
+
+    /// Whether the loop still accepts work.
+    public var isAcceptingWork: Bool { queue.phase == .open }
+}

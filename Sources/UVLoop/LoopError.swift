@@ -1,0 +1,50 @@
+import CLibUV
+
+/// The ways a `Loop` refuses a request. Each says what happened and what to do instead.
+public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The loop has begun shutting down (or has shut down); it accepts no new work.
+    case shutDown
+    /// The loop was adopted from C code and has been detached; it accepts no new work.
+    case detached
+    /// `run()` was called while the loop is already running (re-entrantly, from inside a callback).
+    case alreadyRunning
+    /// An operation that must happen on the loop's thread was called from another thread.
+    case notOnLoopThread(operation: String)
+    /// `run()` or a stepping call was made on a loop that C code owns and runs.
+    case adoptedLoop(operation: String)
+    /// Waiting here would block the loop's thread on work that needs the loop's thread.
+    case wouldDeadlock(operation: String)
+    /// A wait with a timeout ran out before the work completed.
+    case timedOut
+    /// An argument was out of range; the message names it.
+    case invalidArgument(String)
+    /// libuv returned an error code.
+    case libuv(function: String, code: Int32)
+
+    static func libuv(_ code: Int32, _ function: String) -> LoopError {
+        .libuv(function: function, code: code)
+    }
+
+    public var description: String {
+        switch self {
+        case .shutDown:
+            return "the loop is shut down (or shutting down) and accepts no new work; post before calling shutdown(), or create a new Loop"
+        case .detached:
+            return "the loop was detached from its C owner and accepts no new work; adopt the uv_loop_t again to keep using it"
+        case .alreadyRunning:
+            return "the loop is already running; run() is not re-entrant: from inside a callback, post work instead of running the loop again"
+        case .notOnLoopThread(let operation):
+            return "\(operation) must be called on the loop's thread; use post or invoke to get there"
+        case .adoptedLoop(let operation):
+            return "\(operation) is not available on an adopted loop: its C owner runs it with uv_run"
+        case .wouldDeadlock(let operation):
+            return "\(operation) on the loop's thread would wait for work that needs the loop's thread (deadlock); await it or use a completion callback instead"
+        case .timedOut:
+            return "the wait timed out before the work completed"
+        case .invalidArgument(let message):
+            return "invalid argument: \(message)"
+        case .libuv(let function, let code):
+            return "\(function) failed: \(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))"
+        }
+    }
+}

@@ -1,0 +1,331 @@
+import CLibUV
+
+/// Everything a loop owns that only its thread touches: the libuv handles, the consumer side of
+/// the post queue, the next-iteration queue, the timers and the clock.
+///
+/// One turn of libuv 1.44 runs: timers, pending, idle, prepare, poll, check, closing. UVLoop uses:
+/// - the wake timer (timer phase): fires Swift timers that are due;
+/// - the idle handle (idle phase): active only while something is runnable without waiting
+///   (posted work left over or posted from the loop thread, next-iteration work, due timers),
+///   which also makes libuv poll with a zero timeout; it drains posted work and due timers;
+/// - the async handle (poll phase): drains work posted from other threads;
+/// - the check handle (check phase): runs the next-iteration snapshot.
+final class LoopState {
+    let native: NativeLoop
+    let queue: PostQueue
+    let clockSource: LoopClockSource
+    let postBudget: Int
+
+    private(set) var wake: WakeHandle!
+    private var idle: IdleHandle!
+    private var check: CheckHandle!
+    private var wakeTimer: WakeTimer!
+
+    /// The consumer's batch: swapped out of the post queue, run from `batchIndex` on.
+    private var batch: [Job] = []
+    private var batchIndex = 0
+    /// A loop-thread post asked for a drain (it could not use the async handle).
+    private var drainRequested = false
+
+    private var nextIteration: [@Sendable () -> Void] = []
+    private var nextIterationSnapshot: [@Sendable () -> Void] = []
+
+    var timers = TimerQueue()
+    /// The deadline the wake timer is armed for, if armed.
+    private var armedDeadline: UInt64?
+    /// The earliest timer was due when last looked at: fire it from the idle phase.
+    private var timersDue = false
+    var manualNow: UInt64 = 0
+
+    /// Set while a thread is inside `uv_run` for this loop (through UVLoop or its C owner).
+    var isRunning = false
+    private(set) var handlesClosed = false
+    /// Closers of inboxes, run at shutdown and detach.
+    var inboxClosers: [ObjectIdentifier: () -> Void] = [:]
+
+    init(native: NativeLoop, queue: PostQueue, clock: LoopClockSource, postBudget: Int) throws(LoopError) {
+        self.native = native
+        self.queue = queue
+        self.clockSource = clock
+        self.postBudget = postBudget
+        wake = try WakeHandle(loop: native) { [unowned self] in self.onWake() }
+        idle = try IdleHandle(loop: native) { [unowned self] in self.onIdle() }
+        check = try CheckHandle(loop: native) { [unowned self] in self.onCheck() }
+        wakeTimer = try WakeTimer(loop: native) { [unowned self] in self.onWakeTimer() }
+        if !native.isOwned {
+            // On a loop that C code owns, waiting for posts must not keep the owner's uv_run alive.
+            wake.unref()
+        }
+    }
+
+    // MARK: the clock
+
+    @inline(__always)
+    var now: UInt64 { clockSource == .manual ? manualNow : monotonicNanoseconds() }
+
+    // MARK: libuv callbacks
+
+    private func onWake() {
+        drainPosted()
+        afterCallback()
+    }
+
+    private func onIdle() {
+        if timersDue { fireDueTimers() }
+        drainPosted()
+        afterCallback()
+    }
+
+    private func onCheck() {
+        runNextIterationSnapshot()
+        afterCallback()
+    }
+
+    private func onWakeTimer() {
+        armedDeadline = nil
+        fireDueTimers()
+        afterCallback()
+    }
+
+    /// Handles stop and shutdown requests, then keeps the idle and check handles active exactly
+    /// while they have something to do.
+    private func afterCallback() {
+        if handlesClosed { return }
+        let (phase, stop) = queue.state.withLock { state in
+            defer { state.stopRequested = false }
+            return (state.phase, state.stopRequested)
+        }
+        if phase == .shuttingDown {
+            shutDownNow()
+            return
+        }
+        if stop { native.stop() }
+        updateHandles()
+    }
+
+    private func updateHandles() {
+        let wantsCheck = !nextIteration.isEmpty
+        if wantsCheck != check.isActive { wantsCheck ? check.start() : check.stop() }
+        let wantsIdle = wantsCheck || drainRequested || batchIndex < batch.count || timersDue
+        if wantsIdle != idle.isActive { wantsIdle ? idle.start() : idle.stop() }
+    }
+
+    // MARK: posted work
+
+    /// A loop-thread post found the wake flag clear: make sure a drain happens without blocking.
+    @inline(__always)
+    func requestDrain() {
+        drainRequested = true
+        if !idle.isActive { idle.start() }
+    }
+
+    /// Runs at most `postBudget` posted jobs. A snapshot is taken only when the previous one is
+    /// used up, so work posted while draining waits for a later turn, and a job that re-posts
+    /// itself forever cannot keep the loop from polling.
+    func drainPosted(budget: Int? = nil) {
+        if batchIndex == batch.count {
+            batch.removeAll(keepingCapacity: true)
+            batchIndex = 0
+            drainRequested = false
+            queue.takeAll(into: &batch)
+        }
+        let budget = budget ?? postBudget
+        let limit = batch.count - batchIndex <= budget ? batch.count : batchIndex + budget
+        while batchIndex < limit {
+            var job = Job.empty
+            swap(&job, &batch[batchIndex])
+            batchIndex += 1
+            switch job {
+            case .run(let work): work()
+            case .nextIteration(let work): appendNextIteration(work)
+            case .empty: break
+            }
+        }
+    }
+
+    /// Whether something could run now without waiting for I/O or time.
+    var hasReadyWork: Bool {
+        batchIndex < batch.count || drainRequested || !queue.isEmpty || !nextIteration.isEmpty
+            || timersDue || (timers.earliestDeadline.map { $0 <= now } ?? false)
+    }
+
+    // MARK: next iteration
+
+    func appendNextIteration(_ work: @escaping @Sendable () -> Void) {
+        nextIteration.append(work)
+        if !check.isActive { check.start() }
+        if !idle.isActive { idle.start() }
+    }
+
+    private func runNextIterationSnapshot() {
+        swap(&nextIteration, &nextIterationSnapshot)
+        var index = 0
+        while index < nextIterationSnapshot.count {
+            let work = nextIterationSnapshot[index]
+            nextIterationSnapshot[index] = Self.noWork
+            index += 1
+            work()
+        }
+        nextIterationSnapshot.removeAll(keepingCapacity: true)
+    }
+
+    private static let noWork: @Sendable () -> Void = {}
+
+    // MARK: timers
+
+    func schedule(_ timer: LoopTimer, deadline: UInt64, work: TimerWork) {
+        timers.insert(timer, deadline: deadline, work: work)
+        if deadline <= now {
+            timersDue = true
+            if !idle.isActive { idle.start() }
+        } else if armedDeadline.map({ deadline < $0 }) ?? true {
+            arm(for: deadline)
+        }
+    }
+
+    /// Removes a timer that was cancelled; drops its work here, on the loop's thread.
+    func discard(_ timer: LoopTimer) {
+        _ = timers.remove(timer)
+    }
+
+    /// Fires a pending timer now (the loop thread's half of `LoopTimer.fire()`).
+    func fireNow(_ timer: LoopTimer) -> Bool {
+        guard timer.status.compareExchange(
+            expected: LoopTimer.pending, desired: LoopTimer.fired, ordering: .acquiringAndReleasing
+        ).exchanged else { return false }
+        let slot = timer.slot.load(ordering: .relaxed)
+        var work: TimerWork? = timers.remove(timer)
+        if work == nil, slot >= 0 {
+            // Inside its own callback: the firing loop frees it; run a copy of the work.
+            work = timers.work(at: slot)
+        }
+        if let work { run(work) }
+        return true
+    }
+
+    /// Fires, in (deadline, schedule order), every timer due now that was scheduled before this
+    /// call began; timers scheduled by these callbacks wait for a later turn even with a zero delay.
+    func fireDueTimers() {
+        timersDue = false
+        let now = self.now
+        let limit = timers.nextSequence
+        while let entry = timers.popDue(now: now, sequenceLimit: limit) {
+            let slot = entry.slot
+            let timer = timers.timer(at: slot)
+            if timer.interval == 0 {
+                let work = timers.free(slot: slot)
+                guard timer.status.compareExchange(
+                    expected: LoopTimer.pending, desired: LoopTimer.fired, ordering: .acquiringAndReleasing
+                ).exchanged else { continue }
+                if let work { run(work) }
+            } else {
+                guard timer.isPending, let work = timers.work(at: slot) else {
+                    _ = timers.free(slot: slot)
+                    continue
+                }
+                run(work)
+                if timer.isPending {
+                    timers.reinsert(slot: slot, deadline: nextDeadline(of: timer, previous: entry.deadline))
+                } else {
+                    _ = timers.free(slot: slot)
+                }
+            }
+        }
+        rearm()
+    }
+
+    private func nextDeadline(of timer: LoopTimer, previous: UInt64) -> UInt64 {
+        let now = self.now
+        switch timer.policy {
+        case .fixedDelay:
+            return now.addingClamped(timer.interval)
+        case .fixedRate:
+            let next = previous.addingClamped(timer.interval)
+            if next > now { return next }
+            let missed = (now - previous) / timer.interval
+            return previous.addingClamped(timer.interval.multipliedClamped(missed + 1))
+        }
+    }
+
+    private func run(_ work: TimerWork) {
+        switch work {
+        case .closure(let body): body()
+        case .sleeper(let waiter): waiter.resume(with: .success(()))
+        }
+    }
+
+    /// Points the wake timer (or, when already due, the idle handle) at the earliest deadline.
+    /// Never arms the uv timer with a zero timeout: libuv 1.44 busy-loops on that from a timer callback.
+    private func rearm() {
+        guard let deadline = timers.earliestDeadline else {
+            if armedDeadline != nil { wakeTimer.stop(); armedDeadline = nil }
+            return
+        }
+        if deadline <= now {
+            timersDue = true
+            if !idle.isActive { idle.start() }
+        } else if armedDeadline != deadline {
+            arm(for: deadline)
+        }
+    }
+
+    private func arm(for deadline: UInt64) {
+        guard clockSource == .system else { return }
+        // uv timers count whole milliseconds of uv_now; round up so a timer never fires early.
+        let dueMilliseconds = deadline / 1_000_000 + (deadline % 1_000_000 == 0 ? 0 : 1)
+        let loopMilliseconds = uv_now(native.pointer)
+        let delay = dueMilliseconds > loopMilliseconds ? dueMilliseconds - loopMilliseconds : 1
+        wakeTimer.start(milliseconds: delay)
+        armedDeadline = deadline
+    }
+
+    /// Moves the manual clock (tests only); the caller then runs the loop so due timers fire.
+    func setManualNow(_ value: UInt64) {
+        precondition(clockSource == .manual, "UVLoop: only a loop created with clock: .manual can be advanced")
+        if value > manualNow { manualNow = value }
+        if let earliest = timers.earliestDeadline, earliest <= manualNow {
+            timersDue = true
+            if !idle.isActive { idle.start() }
+        }
+    }
+
+    // MARK: shutdown and detach
+
+    /// Runs everything posted before shutdown began, cancels pending timers, closes every handle.
+    /// Work posted after shutdown began was refused by the queue.
+    func shutDownNow(finalPhase: LoopPhase = .closed) {
+        guard !handlesClosed else { return }
+        while true {
+            drainPosted(budget: .max)
+            if batchIndex < batch.count || !queue.isEmpty { continue }
+            if nextIteration.isEmpty { break }
+            runNextIterationSnapshot()
+        }
+        for close in inboxClosers.values { close() }
+        inboxClosers.removeAll()
+        for (timer, work) in timers.removeAll() {
+            guard timer.status.compareExchange(
+                expected: LoopTimer.pending, desired: LoopTimer.cancelled, ordering: .acquiringAndReleasing
+            ).exchanged else { continue }
+            if case .sleeper(let waiter) = work { waiter.resume(with: .failure(LoopError.shutDown)) }
+        }
+        wake.close()
+        idle.close()
+        check.close()
+        wakeTimer.close()
+        handlesClosed = true
+        queue.state.withLock { $0.phase = finalPhase }
+    }
+}
+
+extension UInt64 {
+    func addingClamped(_ other: UInt64) -> UInt64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
+    }
+
+    func multipliedClamped(_ other: UInt64) -> UInt64 {
+        let (product, overflow) = multipliedReportingOverflow(by: other)
+        return overflow ? .max : product
+    }
+}

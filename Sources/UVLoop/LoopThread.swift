@@ -1,0 +1,67 @@
+import Synchronization
+
+/// A loop running on a thread of its own, started by `Loop.startThread(name:clock:postBudget:)`.
+public final class LoopThread: Sendable {
+    /// The loop this thread runs.
+    public let loop: Loop
+    private let thread: NativeThread
+    private let joined = Mutex(false)
+
+    fileprivate init(loop: Loop, thread: NativeThread) {
+        self.loop = loop
+        self.thread = thread
+    }
+
+    /// Shuts the loop down gracefully (see `Loop.shutdown()`) and waits for its thread to end.
+    /// Idempotent.
+    /// - Throws: `LoopError.wouldDeadlock` when called on the loop's own thread (it cannot join
+    ///   itself): call `loop.shutdown()` there instead.
+    public func shutdown() throws(LoopError) {
+        guard !loop.isOnLoopThread else { throw .wouldDeadlock(operation: "LoopThread.shutdown()") }
+        loop.shutdown()
+        let mustJoin = joined.withLock { joined in
+            defer { joined = true }
+            return !joined
+        }
+        if mustJoin { thread.join() }
+    }
+
+    deinit {
+        if !joined.withLock({ $0 }) {
+            loop.shutdown()
+            thread.join()
+        }
+    }
+}
+
+extension Loop {
+    /// Creates a loop on a new thread and runs it there until `LoopThread.shutdown()`.
+    ///
+    /// Returns once the loop exists and accepts work.
+    /// - Parameters:
+    ///   - name: the thread's name, as shown by debuggers and `top -H` (at most 15 bytes are kept).
+    ///   - clock: the loop's clock.
+    ///   - postBudget: see `Loop.init(clock:postBudget:)`.
+    public static func startThread(
+        name: String = "uvloop", clock: LoopClockSource = .system, postBudget: Int = 4096
+    ) throws(LoopError) -> LoopThread {
+        let started = ThreadEvent()
+        let created = Mutex<Result<Loop, LoopError>?>(nil)
+        let thread = try NativeThread.start {
+            setCurrentThreadName(name)
+            let result = Result { () throws(LoopError) -> Loop in try Loop(clock: clock, postBudget: postBudget) }
+            created.withLock { $0 = result }
+            started.signal()
+            guard case .success(let loop) = result else { return }
+            try? loop.run()
+        }
+        started.wait()
+        switch created.withLock({ $0! }) {
+        case .success(let loop):
+            return LoopThread(loop: loop, thread: thread)
+        case .failure(let error):
+            thread.join()
+            throw error
+        }
+    }
+}

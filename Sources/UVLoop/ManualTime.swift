@@ -1,0 +1,20 @@
+/// The hooks `UVLoopTesting` drives a manual clock with; not public API.
+extension Loop {
+    /// The earliest pending timer's deadline. Loop thread only.
+    package var earliestTimerDeadline: LoopInstant? {
+        preconditionOnLoopThread("earliestTimerDeadline")
+        return confined.value.timers.earliestDeadline.map(LoopInstant.init(nanoseconds:))
+    }
+
+    /// How many timers are scheduled. Loop thread only.
+    package var pendingTimerCount: Int {
+        preconditionOnLoopThread("pendingTimerCount")
+        return confined.value.timers.count
+    }
+
+    /// Moves a manual clock forward to `instant` (never backward). Loop thread only.
+    package func setManualTime(_ instant: LoopInstant) {
+        preconditionOnLoopThread("advancing the manual clock")
+        confined.value.setManualNow(instant.nanoseconds)
+    }
+}

@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderTestingTests: XCTestCase { func testNothing() {} }
