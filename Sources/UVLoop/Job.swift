@@ -5,6 +5,9 @@ enum Job: Sendable {
     case run(@Sendable () -> Void)
     /// Move to the next-iteration queue, which runs after the loop has polled for I/O.
     case nextIteration(@Sendable () -> Void)
+    /// Queue on libuv's thread pool (which only the loop's thread may do). Carried as the job
+    /// itself, so queuing work from another thread allocates no closure.
+    case threadPoolWork(any ThreadPoolJob)
     /// An idle placeholder left behind when a job is moved out of the buffer.
     case empty
 }

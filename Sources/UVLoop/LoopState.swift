@@ -20,6 +20,7 @@ final class LoopState {
     private var idle: IdleHandle!
     private var check: CheckHandle!
     private var wakeTimer: WakeTimer!
+    let threadPool: ThreadPoolQueue
 
     /// The consumer's batch: swapped out of the post queue, run from `batchIndex` on.
     private var batch: [Job] = []
@@ -48,6 +49,7 @@ final class LoopState {
         self.queue = queue
         self.clockSource = clock
         self.postBudget = postBudget
+        self.threadPool = ThreadPoolQueue(loop: native)
         wake = try WakeHandle(loop: native) { [unowned self] in self.onWake() }
         idle = try IdleHandle(loop: native) { [unowned self] in self.onIdle() }
         check = try CheckHandle(loop: native) { [unowned self] in self.onCheck() }
@@ -138,6 +140,7 @@ final class LoopState {
             switch job {
             case .run(let work): work()
             case .nextIteration(let work): appendNextIteration(work)
+            case .threadPoolWork(let job): threadPool.submit(job)
             case .empty: break
             }
         }

@@ -5,12 +5,12 @@ import CLibUV
 /// `@unchecked Sendable` is safe because the mutex and condition live in heap memory that never
 /// moves, `signalled` is read and written only while holding the mutex, and the memory is freed in
 /// `deinit`, when no thread can be waiting any more (waiters hold a reference).
-final class ThreadEvent: @unchecked Sendable {
+package final class ThreadEvent: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<uv_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<uv_cond_t>.allocate(capacity: 1)
     private var signalled = false
 
-    init() {
+    package init() {
         precondition(uv_mutex_init(mutex) == 0, "UVLoop: uv_mutex_init failed")
         precondition(uv_cond_init(condition) == 0, "UVLoop: uv_cond_init failed")
     }
@@ -23,28 +23,28 @@ final class ThreadEvent: @unchecked Sendable {
     }
 
     /// Wakes every waiter, now and later. Idempotent.
-    func signal() {
+    package func signal() {
         uv_mutex_lock(mutex)
         signalled = true
         uv_cond_broadcast(condition)
         uv_mutex_unlock(mutex)
     }
 
-    var isSignalled: Bool {
+    package var isSignalled: Bool {
         uv_mutex_lock(mutex)
         defer { uv_mutex_unlock(mutex) }
         return signalled
     }
 
     /// Blocks until `signal()`.
-    func wait() {
+    package func wait() {
         uv_mutex_lock(mutex)
         while !signalled { uv_cond_wait(condition, mutex) }
         uv_mutex_unlock(mutex)
     }
 
     /// Blocks until `signal()` or until `nanoseconds` have passed; returns whether it was signalled.
-    func wait(timeoutNanoseconds nanoseconds: UInt64) -> Bool {
+    package func wait(timeoutNanoseconds nanoseconds: UInt64) -> Bool {
         let deadline = uv_hrtime() &+ nanoseconds
         uv_mutex_lock(mutex)
         defer { uv_mutex_unlock(mutex) }
