@@ -1,0 +1,132 @@
+import UVLoop
+
+/// An operation that a `Loop` can run: a `WorkerOperation`, a `SequenceOperation` or a
+/// `ConcurrentOperation`, or a type of your own built from them.
+///
+/// Operations are values that describe work; `start(on:session:)` runs one and returns the
+/// `OperationRequest` that tracks that run. The same operation may be started any number of
+/// times, on any loops, from any thread; each start is independent.
+public protocol LoopOperation: Sendable {
+    /// What the operation produces.
+    associatedtype Value: Sendable
+
+    /// How the operation runs. UVOperations' own operation types provide it; a type of your own
+    /// returns the `runnable` of the operation it is made of.
+    var runnable: RunnableOperation<Value> { get }
+}
+
+extension LoopOperation {
+    /// Starts the operation on `loop` and returns the request that tracks it.
+    ///
+    /// Callable from any thread. A worker's closure runs on libuv's thread pool; transforms and
+    /// completions run on `loop`'s thread, never inside this call. The request joins `session`
+    /// (by default the shared one) until it completes; pass nil to keep it out of every session.
+    /// - Throws: `LoopError.shutDown` (or `.detached`) when `loop` no longer accepts work: the
+    ///   operation did not start and none of its closures will run.
+    @discardableResult
+    public func start(on loop: Loop, session: OperationSession? = .shared) throws(LoopError) -> OperationRequest<Value> {
+        try runnable.start(on: loop, session: session, onFinish: nil)
+    }
+
+    /// Starts the operation on `loop` and suspends until it completes; see `start(on:session:)`.
+    /// Cancelling the calling task cancels the operation (the outcome then says so).
+    public func run(on loop: Loop, session: OperationSession? = .shared) async throws(LoopError) -> Outcome<Value> {
+        await (try start(on: loop, session: session)).outcome
+    }
+}
+
+/// How an operation runs: a worker with its transform and completion, or a composite of other
+/// operations. Produced by UVOperations' operation types (`LoopOperation.runnable`).
+public struct RunnableOperation<Value: Sendable>: Sendable {
+    /// The name under which an enclosing composite keeps this operation's outcome.
+    public let name: String?
+    let kind: Kind
+    let transform: (@Sendable (inout Outcome<Value>) -> Void)?
+    let completion: (@Sendable (Outcome<Value>) -> Void)?
+
+    enum Kind: Sendable {
+        /// Runs on a thread-pool thread.
+        case worker(@Sendable () throws -> Value)
+        /// Runs its children; `wrap` turns their results into this operation's value (the
+        /// identity: a composite's `Value` is `CompositeResults`).
+        case composite(CompositePlan, wrap: @Sendable (CompositeResults) -> Value)
+    }
+
+    init(
+        name: String?, kind: Kind,
+        transform: (@Sendable (inout Outcome<Value>) -> Void)?, completion: (@Sendable (Outcome<Value>) -> Void)?
+    ) {
+        self.name = name
+        self.kind = kind
+        self.transform = transform
+        self.completion = completion
+    }
+
+    /// Creates the request, enters it in `session`, and starts it.
+    func start(
+        on loop: Loop, session: OperationSession?, onFinish: (@Sendable (Outcome<Value>) -> Void)?
+    ) throws(LoopError) -> OperationRequest<Value> {
+        let request = OperationRequest(loop: loop, runnable: self, session: session, onFinish: onFinish)
+        session?.insert(request)
+        do {
+            try request.begin()
+        } catch {
+            session?.remove(request)
+            throw error
+        }
+        return request
+    }
+
+    /// Completes the operation without running it, on the loop's thread: its children first (for
+    /// a composite), then its transform and completion, exactly as if it had run.
+    func skip(_ reason: SkipReason) -> Outcome<Value> {
+        if case .composite(let plan, _) = kind {
+            for child in plan.children { _ = child.skip(reason) }
+        }
+        var outcome: Outcome<Value>
+        switch reason {
+        case .cancelled: outcome = Outcome(result: nil, isCancelled: true)
+        case .refused(let error): outcome = Outcome(result: .failure(error))
+        }
+        transform?(&outcome)
+        completion?(outcome)
+        return outcome
+    }
+}
+
+/// Why an operation inside a composite completes without running.
+enum SkipReason: Sendable {
+    /// The composite was cancelled before the operation's turn came.
+    case cancelled
+    /// The loop refused the work (it is shutting down); the outcome carries the error.
+    case refused(LoopError)
+}
+
+/// An operation of any value type, as a composite holds its children.
+protocol ErasedRunnable: Sendable {
+    var name: String? { get }
+    /// Starts the operation as a child (in no session); `onFinish` runs on the loop's thread.
+    func startChild(
+        on loop: Loop, onFinish: @escaping @Sendable (Outcome<any Sendable>) -> Void
+    ) throws(LoopError) -> any CancellableRequest
+    /// See `RunnableOperation.skip(_:)`.
+    func skip(_ reason: SkipReason) -> Outcome<any Sendable>
+}
+
+extension RunnableOperation: ErasedRunnable {
+    func startChild(
+        on loop: Loop, onFinish: @escaping @Sendable (Outcome<any Sendable>) -> Void
+    ) throws(LoopError) -> any CancellableRequest {
+        try start(on: loop, session: nil) { outcome in onFinish(outcome.erased) }
+    }
+
+    func skip(_ reason: SkipReason) -> Outcome<any Sendable> {
+        let outcome: Outcome<Value> = skip(reason)
+        return outcome.erased
+    }
+}
+
+/// A request as sessions and composites see it: something to cancel.
+protocol CancellableRequest: AnyObject, Sendable {
+    @discardableResult func cancel() -> Bool
+}

@@ -1,0 +1,293 @@
+import Synchronization
+import UVLoop
+
+/// One run of an operation, returned by `LoopOperation.start(on:session:)`: wait for it, await
+/// it, or cancel it, from any thread.
+///
+/// ## Completion
+/// Every request completes exactly once, whatever the interleaving of finishing, `cancel()`,
+/// timed-out waits and `OperationSession.cancelAll()`: the transform runs, then the completion,
+/// then the request leaves its session, then waiters wake (so a waiter sees the completion's
+/// effects), in that order, on the loop's thread.
+///
+/// ## Cancelling
+/// `cancel()` is accepted until the request starts completing. Then:
+/// - a worker not yet taken by a pool thread is withdrawn (`uv_cancel` frees its pool slot): it
+///   never runs, and the outcome has no value, no error, and `isCancelled`;
+/// - a worker already running finishes; the outcome has its value or error, and `isCancelled`;
+/// - a composite cancels its running children (which finish with the cancelled flag) and completes
+///   the children not started yet without running them.
+///
+/// ## Waiting
+/// `wait()` blocks a thread other than the loop's; on the loop's thread it throws
+/// `LoopError.wouldDeadlock` (the completion needs that thread), so use `outcome` (async) or a
+/// completion closure there.
+public final class OperationRequest<Value: Sendable>: Sendable {
+    /// The loop on whose thread the transform and completion run.
+    public let loop: Loop
+    /// The operation's name.
+    public let name: String?
+    private let body: Body
+    /// A parent composite's hook, called last.
+    private let onFinish: (@Sendable (Outcome<Value>) -> Void)?
+    private let session: OperationSession?
+    /// This request's slot in `session`, set when it joins.
+    let sessionSlot = Atomic<Int>(-1)
+    private let state: Mutex<State>
+
+    private enum Body: Sendable {
+        case worker(@Sendable () throws -> Value)
+        case composite(CompositeDriver<Value>)
+    }
+
+    private struct State {
+        enum Stage {
+            /// Not handed to the thread pool (or, for a composite, not begun) yet.
+            case created
+            /// In libuv's thread pool: waiting for a thread, or running.
+            case queued(ThreadPoolWork)
+            /// A composite whose children run.
+            case running
+            /// The outcome is decided; the transform and completion are running.
+            case completing
+            case finished
+        }
+
+        var stage = Stage.created
+        var cancelRequested = false
+        /// The worker's result, stored by the pool thread.
+        var workerResult: Result<Value, any Error>?
+        var outcome: Outcome<Value>?
+        /// Taken when the request completes, so they are released on the loop's thread.
+        var transform: (@Sendable (inout Outcome<Value>) -> Void)?
+        var completion: (@Sendable (Outcome<Value>) -> Void)?
+        /// Made by the first blocking waiter only.
+        var waiters: ThreadEvent?
+        var continuations: [CheckedContinuation<Outcome<Value>, Never>] = []
+
+        var isCompleting: Bool {
+            switch stage {
+            case .completing, .finished: return true
+            case .created, .queued, .running: return false
+            }
+        }
+    }
+
+    init(
+        loop: Loop, runnable: RunnableOperation<Value>, session: OperationSession?,
+        onFinish: (@Sendable (Outcome<Value>) -> Void)?
+    ) {
+        self.loop = loop
+        self.name = runnable.name
+        self.session = session
+        self.onFinish = onFinish
+        switch runnable.kind {
+        case .worker(let worker):
+            body = .worker(worker)
+        case .composite(let plan, let wrap):
+            body = .composite(CompositeDriver(loop: loop, plan: plan, wrap: wrap))
+        }
+        state = Mutex(State(transform: runnable.transform, completion: runnable.completion))
+    }
+
+    // MARK: observing
+
+    /// Whether the request has completed (its completion has run). Any thread.
+    public var isFinished: Bool { state.withLock { $0.outcome != nil } }
+
+    /// Whether `cancel()` was accepted (before the request began completing). Any thread.
+    public var isCancelled: Bool { state.withLock { $0.cancelRequested } }
+
+    /// The outcome once the request has completed, nil before. Any thread, never blocks.
+    public var finishedOutcome: Outcome<Value>? { state.withLock { $0.outcome } }
+
+    /// Blocks the calling thread until the request has completed, and returns its outcome.
+    ///
+    /// - Throws: `LoopError.wouldDeadlock` on the loop's thread, where the request needs to run
+    ///   its completion: await `outcome` there, or use a completion closure.
+    public func wait() throws(LoopError) -> Outcome<Value> {
+        let waiters = try waiters(operation: "OperationRequest.wait()")
+        waiters?.wait()
+        return state.withLock { $0.outcome! }
+    }
+
+    /// Blocks the calling thread until the request has completed or `timeout` has passed.
+    ///
+    /// A timeout ends only this wait: the request goes on and completes as usual.
+    /// - Throws: `LoopError.timedOut` when `timeout` passes first, `.invalidArgument` for a
+    ///   negative timeout, `.wouldDeadlock` on the loop's thread (see `wait()`).
+    public func wait(timeout: Duration) throws(LoopError) -> Outcome<Value> {
+        guard timeout >= .zero else {
+            throw .invalidArgument("wait(timeout:) needs a non-negative timeout (got \(timeout))")
+        }
+        let waiters = try waiters(operation: "OperationRequest.wait(timeout:)")
+        if let waiters, !waiters.wait(timeoutNanoseconds: timeout.clampedNanoseconds) { throw .timedOut }
+        return state.withLock { $0.outcome! }
+    }
+
+    /// The event to block on, or nil when the request has completed.
+    private func waiters(operation: String) throws(LoopError) -> ThreadEvent? {
+        guard !loop.isOnLoopThread else { throw .wouldDeadlock(operation: operation) }
+        return state.withLock { state in
+            guard state.outcome == nil else { return nil }
+            if let waiters = state.waiters { return waiters }
+            let waiters = ThreadEvent()
+            state.waiters = waiters
+            return waiters
+        }
+    }
+
+    /// The outcome, once the request has completed; suspends the calling task until then.
+    ///
+    /// Callable from any context, the loop's thread included. Cancelling the awaiting task
+    /// cancels the request, and the outcome then reports it.
+    public var outcome: Outcome<Value> {
+        get async {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Outcome<Value>, Never>) in
+                    let ready = state.withLock { state -> Outcome<Value>? in
+                        if let outcome = state.outcome { return outcome }
+                        state.continuations.append(continuation)
+                        return nil
+                    }
+                    if let ready { continuation.resume(returning: ready) }
+                }
+            } onCancel: {
+                cancel()
+            }
+        }
+    }
+
+    // MARK: cancelling
+
+    /// Cancels the request (see the type's description for what that does). Any thread.
+    ///
+    /// From another thread the libuv part (`uv_cancel`) happens when the loop next drains its
+    /// posted work; once the loop is shut down it cannot, so a queued worker then still runs, and
+    /// its outcome carries the cancelled flag.
+    /// - Returns: true when this call cancelled the request: it had not begun completing and had
+    ///   not been cancelled already. The outcome will have `isCancelled` set.
+    @discardableResult
+    public func cancel() -> Bool {
+        let accepted = state.withLock { state in
+            guard !state.isCompleting, !state.cancelRequested else { return false }
+            state.cancelRequested = true
+            return true
+        }
+        guard accepted else { return false }
+        if loop.isOnLoopThread {
+            cancelOnLoop()
+        } else {
+            try? loop.post { [self] in cancelOnLoop() }
+        }
+        return true
+    }
+
+    private func cancelOnLoop() {
+        switch body {
+        case .worker:
+            let work = state.withLock { state -> ThreadPoolWork? in
+                guard case .queued(let work) = state.stage else { return nil }
+                return work
+            }
+            // Withdrawn or not, the after-work callback reports it; nothing more to do here.
+            _ = work?.cancel()
+        case .composite(let driver):
+            driver.cancel()
+        }
+    }
+
+    // MARK: running
+
+    /// Hands a worker to the thread pool, or begins a composite on the loop's thread (posted, so
+    /// that no completion runs inside `start`).
+    func begin() throws(LoopError) {
+        switch body {
+        case .worker:
+            try loop.queueWork(self)
+        case .composite(let driver):
+            try loop.post { [self] in
+                state.withLock { $0.stage = .running }
+                driver.begin(self)
+            }
+        }
+    }
+
+    /// Completes a composite with its children's results.
+    func finishComposite(with result: Result<Value, any Error>) {
+        let (outcome, transform, completion) = state.withLock { state in
+            state.stage = .completing
+            return (
+                Outcome(result: result, isCancelled: state.cancelRequested),
+                state.transform.take(), state.completion.take()
+            )
+        }
+        deliver(outcome, transform: transform, completion: completion)
+    }
+
+    /// Runs the transform and completion, leaves the session, wakes waiters, tells the parent.
+    private func deliver(
+        _ decided: Outcome<Value>,
+        transform: (@Sendable (inout Outcome<Value>) -> Void)?, completion: (@Sendable (Outcome<Value>) -> Void)?
+    ) {
+        var outcome = decided
+        transform?(&outcome)
+        completion?(outcome)
+        session?.remove(self)
+        let final = outcome
+        let (waiters, continuations) = state.withLock { state in
+            state.stage = .finished
+            state.outcome = final
+            defer { state.waiters = nil; state.continuations = [] }
+            return (state.waiters, state.continuations)
+        }
+        waiters?.signal()
+        for continuation in continuations { continuation.resume(returning: final) }
+        onFinish?(final)
+    }
+}
+
+extension OperationRequest: CancellableRequest {}
+
+extension OperationRequest: ThreadPoolJob {
+    /// Loop thread: the worker is about to be queued; a request cancelled before this withdraws.
+    package func willQueue(_ work: ThreadPoolWork) -> Bool {
+        state.withLock { state in
+            guard !state.cancelRequested else { return false }
+            state.stage = .queued(work)
+            return true
+        }
+    }
+
+    /// A pool thread: runs the worker; a throw becomes the outcome's error.
+    package func runOnThreadPool() {
+        guard case .worker(let worker) = body else { return }
+        let result = Result { try worker() }
+        state.withLock { $0.workerResult = result }
+    }
+
+    /// Loop thread, exactly once: decides the outcome and delivers it.
+    package func finishOnLoop(cancelled: Bool) {
+        let (outcome, transform, completion) = state.withLock { state in
+            state.stage = .completing
+            let result = cancelled ? nil : state.workerResult.take()
+            return (
+                Outcome(result: result, isCancelled: cancelled || state.cancelRequested),
+                state.transform.take(), state.completion.take()
+            )
+        }
+        deliver(outcome, transform: transform, completion: completion)
+    }
+}
+
+extension Duration {
+    /// Nanoseconds of a non-negative duration, clamped to `UInt64`.
+    var clampedNanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return .max }
+        let (sum, carry) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+        return carry ? .max : sum
+    }
+}

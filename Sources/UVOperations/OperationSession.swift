@@ -1,0 +1,81 @@
+import Synchronization
+import UVLoop
+
+/// A set of requests in flight, so that they can all be cancelled at once (the seed's session).
+///
+/// A request joins the session it is started in (`start(on:session:)`, by default `shared`) and
+/// leaves it when it completes, just before its waiters wake. Sessions are thread-safe: start,
+/// complete and cancel from any thread.
+///
+/// ```swift
+/// let session = OperationSession()
+/// try operation.start(on: loop, session: session)
+/// session.cancelAll()
+/// OperationSession.shared.cancelAll()
+/// ```
+public final class OperationSession: Sendable {
+    /// The session requests join unless told otherwise: every loop's, process-wide.
+    public static let shared = OperationSession()
+
+    /// Members in slots that are reused, so joining and leaving cost no hashing and, in steady
+    /// state, no allocation.
+    private struct Members {
+        var slots: [(any CancellableRequest)?] = []
+        var freeSlots: [Int] = []
+        var count = 0
+    }
+
+    private let members = Mutex(Members())
+
+    /// An empty session.
+    public init() {}
+
+    /// The number of requests in flight in this session. Any thread.
+    public var requestCount: Int { members.withLock { $0.count } }
+
+    /// Cancels every request in flight in this session (see `OperationRequest.cancel()`).
+    ///
+    /// Requests started while this runs may or may not be cancelled; each request still completes
+    /// exactly once.
+    /// - Returns: how many requests this call cancelled (those not already cancelled or completing).
+    @discardableResult
+    public func cancelAll() -> Int {
+        let requests = members.withLock { members in members.slots.compactMap { $0 } }
+        var cancelled = 0
+        for request in requests where request.cancel() { cancelled += 1 }
+        return cancelled
+    }
+
+    func insert<Value>(_ request: OperationRequest<Value>) {
+        let slot = members.withLock { members in
+            members.count += 1
+            if let slot = members.freeSlots.popLast() {
+                members.slots[slot] = request
+                return slot
+            }
+            members.slots.append(request)
+            return members.slots.count - 1
+        }
+        request.sessionSlot.store(slot, ordering: .relaxed)
+    }
+
+    func remove<Value>(_ request: OperationRequest<Value>) {
+        // The store in `insert` happened before the request began, which happened before this.
+        let slot = request.sessionSlot.exchange(-1, ordering: .relaxed)
+        guard slot >= 0 else { return }
+        let released = members.withLock { members -> (any CancellableRequest)? in
+            let released = members.slots[slot].take()
+            members.count -= 1
+            if members.count == 0, members.slots.count > 1024 {
+                // A burst is over: give its memory back.
+                members.slots = []
+                members.freeSlots = []
+            } else {
+                members.freeSlots.append(slot)
+            }
+            return released
+        }
+        // The last reference may go here: release it outside the lock.
+        _ = released
+    }
+}

@@ -1,0 +1,133 @@
+import Synchronization
+import UVLoop
+import UVLoopTesting
+import UVOperations
+import XCTest
+
+final class OperationRequestTests: LoopThreadTestCase {
+    func testWaitWithATimeoutThatExpiresThrowsAndTheRequestGoesOn() throws {
+        let proceed = Gate()
+        let completions = Counter()
+        let request = try WorkerOperation(completion: { _ in completions.increment() }) { () -> Int in
+            proceed.pass()
+            return 4
+        }.start(on: loop)
+        XCTAssertThrowsError(try request.wait(timeout: .milliseconds(1))) { error in
+            XCTAssertEqual(error as? LoopError, .timedOut)
+        }
+        XCTAssertThrowsError(try request.wait(timeout: .zero)) { error in
+            XCTAssertEqual(error as? LoopError, .timedOut)
+        }
+        XCTAssertFalse(request.isFinished)
+        XCTAssertNil(request.finishedOutcome)
+        proceed.open()
+        XCTAssertEqual(try request.wait().value, 4, "the timeout did not end the request")
+        XCTAssertEqual(completions.value, 1)
+        XCTAssertFalse(request.finishedOutcome?.isCancelled ?? true)
+    }
+
+    func testWaitWithATimeoutThatDoesNotExpireReturnsTheOutcome() throws {
+        let started = Gate()
+        let proceed = Gate()
+        let request = try WorkerOperation { () -> Int in
+            started.open()
+            proceed.pass()
+            return 6
+        }.start(on: loop)
+        started.pass()
+        // Another thread waits with a timeout while the worker is held; the test then lets it go.
+        let waited = Mutex<Int?>(nil)
+        let waiter = JoinableThread {
+            let value = try? request.wait(timeout: .seconds(3600)).value
+            waited.withLock { $0 = value }
+        }
+        proceed.open()
+        waiter.join()
+        XCTAssertEqual(waited.withLock { $0 }, 6)
+        XCTAssertEqual(try request.wait(timeout: .zero).value, 6, "a completed request returns at once")
+    }
+
+    func testNegativeTimeoutIsAnInvalidArgument() throws {
+        let request = try WorkerOperation { 1 }.start(on: loop)
+        XCTAssertThrowsError(try request.wait(timeout: .milliseconds(-1))) { error in
+            guard case .invalidArgument = error as? LoopError else { return XCTFail("\(error)") }
+        }
+        _ = try request.wait()
+    }
+
+    /// Waiting on the loop's thread would block the thread the completion needs: a thrown error.
+    func testWaitOnTheLoopThreadThrowsWouldDeadlock() throws {
+        let request = try WorkerOperation { 1 }.start(on: loop)
+        let errors = try loop.invoke { () -> [LoopError] in
+            var errors: [LoopError] = []
+            do { _ = try request.wait() } catch let error as LoopError { errors.append(error) } catch {}
+            do { _ = try request.wait(timeout: .seconds(1)) } catch let error as LoopError { errors.append(error) } catch {}
+            return errors
+        }
+        XCTAssertEqual(errors, [
+            .wouldDeadlock(operation: "OperationRequest.wait()"),
+            .wouldDeadlock(operation: "OperationRequest.wait(timeout:)"),
+        ])
+        XCTAssertTrue(errors[0].description.contains("deadlock"))
+        XCTAssertEqual(try request.wait().value, 1)
+    }
+
+    func testAwaitTheOutcome() async throws {
+        let request = try WorkerOperation { "done" }.start(on: loop)
+        let outcome = await request.outcome
+        XCTAssertEqual(outcome.value, "done")
+        let again = await request.outcome
+        XCTAssertEqual(again.value, "done", "awaiting a completed request returns at once")
+        let run = try await WorkerOperation { 21 * 2 }.run(on: loop)
+        XCTAssertEqual(run.value, 42)
+    }
+
+    func testCancellingTheAwaitingTaskCancelsTheRequest() async throws {
+        let blockers = try PoolBlockers(loop: loop)
+        defer { try? blockers.release() }
+        let ran = Counter()
+        let request = try WorkerOperation { () -> Int in ran.increment(); return 8 }.start(on: loop)
+        let task = Task {
+            // Cancelled before awaiting: the cancellation handler runs as the await begins.
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await request.outcome
+        }
+        let outcome = await task.value
+        XCTAssertTrue(request.isCancelled)
+        XCTAssertTrue(outcome.isCancelled)
+        XCTAssertNil(outcome.result, "withdrawn from the pool's queue: it never ran")
+        try blockers.release()
+        XCTAssertEqual(ran.value, 0)
+    }
+
+    func testManyWaitersAllWake() throws {
+        let proceed = Gate()
+        let request = try WorkerOperation { () -> Int in
+            proceed.pass()
+            return 2
+        }.start(on: loop)
+        let results = Mutex<[Int]>([])
+        let waiters = (0..<4).map { _ in
+            JoinableThread {
+                if let value = try? request.wait().value { results.withLock { $0.append(value) } }
+            }
+        }
+        proceed.open()
+        for waiter in waiters { waiter.join() }
+        XCTAssertEqual(results.withLock { $0 }, [2, 2, 2, 2])
+    }
+}
+
+/// The loop-thread wait error on a stepped loop whose thread is the test's own.
+final class OperationRequestManualLoopTests: XCTestCase {
+    func testWaitOnTheLoopThreadOfAManualLoopThrowsAndTheLoopStillCompletesIt() throws {
+        let loop = try Loop.manual()
+        let request = try WorkerOperation(completion: { _ in loop.stop() }) { 3 }.start(on: loop)
+        XCTAssertThrowsError(try request.wait()) { error in
+            XCTAssertEqual(error as? LoopError, .wouldDeadlock(operation: "OperationRequest.wait()"))
+        }
+        try loop.run()
+        XCTAssertEqual(request.finishedOutcome?.value, 3)
+        loop.shutdown()
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderOpsTests: XCTestCase { func testNothing() {} }

@@ -1,0 +1,193 @@
+import Synchronization
+import UVLoop
+import UVOperations
+import XCTest
+
+private struct WorkerFailure: Error {}
+
+final class WorkerOperationTests: LoopThreadTestCase {
+    /// The seed's first example: worker, transform, completion, name.
+    func testWorkerTransformAndCompletionRunWhereDocumented() throws {
+        let loop = self.loop
+        let log = Log()
+        let operation = WorkerOperation(name: "Any name") { () -> Int in
+            log.append("worker on loop thread: \(loop.isOnLoopThread)")
+            return 1
+        }
+        .transform { outcome in
+            log.append("transform on loop thread: \(loop.isOnLoopThread)")
+            outcome.value = outcome.value.map { $0 * 2 }
+        }
+        .onCompletion { outcome in
+            log.append("completion on loop thread: \(loop.isOnLoopThread), \(outcome)")
+        }
+        let request = try operation.start(on: loop)
+        XCTAssertEqual(request.name, "Any name")
+        let outcome = try request.wait()
+        XCTAssertEqual(outcome.value, 2)
+        XCTAssertNil(outcome.error)
+        XCTAssertFalse(outcome.isCancelled)
+        XCTAssertTrue(request.isFinished)
+        XCTAssertEqual(log.all, [
+            "worker on loop thread: false",
+            "transform on loop thread: true",
+            "completion on loop thread: true, value 2",
+        ])
+    }
+
+    func testWorkerThatThrowsGivesAnOutcomeWithTheError() throws {
+        let completions = Counter()
+        let request = try WorkerOperation<Int>(completion: { _ in completions.increment() }) {
+            throw WorkerFailure()
+        }.start(on: loop)
+        let outcome = try request.wait()
+        XCTAssertTrue(outcome.error is WorkerFailure)
+        XCTAssertNil(outcome.value)
+        XCTAssertFalse(outcome.isCancelled)
+        XCTAssertEqual(completions.value, 1)
+    }
+
+    func testStartFromTheLoopThreadQueuesAtOnce() throws {
+        let loop = self.loop
+        let operation = WorkerOperation { 7 }
+        let request = try loop.invoke { try operation.start(on: loop) }
+        XCTAssertEqual(try request.wait().value, 7)
+    }
+
+    /// Not started: the worker never runs, its pool slot is freed (the outcome arrives while every
+    /// pool thread is still blocked), the outcome is empty and cancelled, the completion still runs.
+    func testCancelBeforeStartNeverRunsTheWorker() throws {
+        let blockers = try PoolBlockers(loop: loop)
+        defer { try? blockers.release() }
+        let ran = Counter()
+        let completions = Counter()
+        let request = try WorkerOperation(completion: { _ in completions.increment() }) { () -> Int in
+            ran.increment()
+            return 1
+        }.start(on: loop)
+        XCTAssertTrue(request.cancel())
+        XCTAssertFalse(request.cancel(), "a second cancel is refused")
+        let outcome = try request.wait()
+        XCTAssertNil(outcome.result)
+        XCTAssertNil(outcome.value)
+        XCTAssertNil(outcome.error)
+        XCTAssertTrue(outcome.isCancelled)
+        XCTAssertTrue(request.isCancelled)
+        XCTAssertEqual(completions.value, 1)
+        try blockers.release()
+        XCTAssertEqual(ran.value, 0, "the worker never ran")
+    }
+
+    /// Cancelled on the loop's thread: `uv_cancel` runs inside `cancel()`.
+    func testCancelBeforeStartFromTheLoopThread() throws {
+        let blockers = try PoolBlockers(loop: loop)
+        defer { try? blockers.release() }
+        let ran = Counter()
+        let loop = self.loop
+        let operation = WorkerOperation { () -> Int in ran.increment(); return 1 }
+        let request = try loop.invoke { () throws -> OperationRequest<Int> in
+            let request = try operation.start(on: loop)
+            XCTAssertTrue(request.cancel())
+            return request
+        }
+        let outcome = try request.wait()
+        XCTAssertNil(outcome.result)
+        XCTAssertTrue(outcome.isCancelled)
+        try blockers.release()
+        XCTAssertEqual(ran.value, 0)
+    }
+
+    /// Running: the worker finishes and the completion gets its value with the cancelled flag.
+    func testCancelWhileRunningReportsTheValueWithTheCancelledFlag() throws {
+        let started = Gate()
+        let proceed = Gate()
+        let completed = Mutex<Outcome<Int>?>(nil)
+        let request = try WorkerOperation(completion: { outcome in completed.withLock { $0 = outcome } }) { () -> Int in
+            started.open()
+            proceed.pass()
+            return 5
+        }.start(on: loop)
+        started.pass()
+        XCTAssertTrue(request.cancel())
+        proceed.open()
+        let outcome = try request.wait()
+        XCTAssertEqual(outcome.value, 5)
+        XCTAssertTrue(outcome.isCancelled)
+        XCTAssertEqual(completed.withLock { $0?.value }, 5)
+        XCTAssertEqual(completed.withLock { $0?.isCancelled }, true)
+    }
+
+    func testCancelWhileRunningKeepsTheWorkersError() throws {
+        let started = Gate()
+        let proceed = Gate()
+        let request = try WorkerOperation<Int> {
+            started.open()
+            proceed.pass()
+            throw WorkerFailure()
+        }.start(on: loop)
+        started.pass()
+        XCTAssertTrue(request.cancel())
+        proceed.open()
+        let outcome = try request.wait()
+        XCTAssertTrue(outcome.error is WorkerFailure)
+        XCTAssertTrue(outcome.isCancelled)
+    }
+
+    func testCancelAfterCompletionIsRefusedAndChangesNothing() throws {
+        let request = try WorkerOperation { 3 }.start(on: loop)
+        _ = try request.wait()
+        XCTAssertFalse(request.cancel())
+        XCTAssertFalse(request.isCancelled)
+        XCTAssertEqual(request.finishedOutcome?.value, 3)
+        XCTAssertFalse(request.finishedOutcome?.isCancelled ?? true)
+    }
+
+    func testTransformMaySetAnErrorAndCancelledOutcomesStillPassThroughIt() throws {
+        let blockers = try PoolBlockers(loop: loop)
+        defer { try? blockers.release() }
+        let failing = WorkerOperation { 1 }.transform { $0.error = WorkerFailure() }
+        let cancelled = WorkerOperation { 1 }.transform { outcome in
+            if outcome.result == nil { outcome.value = -1 }
+        }
+        let failingRequest = try failing.start(on: loop)
+        let cancelledRequest = try cancelled.start(on: loop)
+        cancelledRequest.cancel()
+        let cancelledOutcome = try cancelledRequest.wait()
+        XCTAssertEqual(cancelledOutcome.value, -1, "the transform saw the empty cancelled outcome")
+        XCTAssertTrue(cancelledOutcome.isCancelled)
+        try blockers.release()
+        let failedOutcome = try failingRequest.wait()
+        XCTAssertNil(failedOutcome.value)
+        XCTAssertTrue(failedOutcome.error is WorkerFailure)
+    }
+
+    func testStartOnAShutDownLoopThrowsAndRunsNothing() throws {
+        let other = try Loop.startThread(name: "ops-closed")
+        try other.shutdown()
+        let completions = Counter()
+        let session = OperationSession()
+        let operation = WorkerOperation(completion: { _ in completions.increment() }) { 1 }
+        XCTAssertThrowsError(try operation.start(on: other.loop, session: session)) { error in
+            XCTAssertEqual(error as? LoopError, .shutDown)
+        }
+        XCTAssertEqual(completions.value, 0)
+        XCTAssertEqual(session.requestCount, 0, "a refused request does not stay in the session")
+    }
+
+    /// Work queued before shutdown began still completes: shutdown waits for the pool.
+    func testShutdownWaitsForQueuedWork() throws {
+        let other = try Loop.startThread(name: "ops-draining")
+        let started = Gate()
+        let proceed = Gate()
+        let request = try WorkerOperation { () -> Int in
+            started.open()
+            proceed.pass()
+            return 9
+        }.start(on: other.loop)
+        started.pass()
+        other.loop.shutdown()
+        proceed.open()
+        try other.shutdown()
+        XCTAssertEqual(request.finishedOutcome?.value, 9)
+    }
+}
