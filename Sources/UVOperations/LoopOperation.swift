@@ -6,7 +6,7 @@ import UVLoop
 /// Operations are values that describe work; `start(on:session:)` runs one and returns the
 /// `OperationRequest` that tracks that run. The same operation may be started any number of
 /// times, on any loops, from any thread; each start is independent.
-public protocol LoopOperation: Sendable {
+public protocol LoopOperation<Value>: Sendable {
     /// What the operation produces.
     associatedtype Value: Sendable
 
