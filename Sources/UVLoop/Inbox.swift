@@ -61,7 +61,7 @@ final class InboxQueue<Message: Sendable>: Sendable {
         var isOpen = true
     }
 
-    let state = Mutex(State())
+    let state = AnnotatedMutex(State())
 }
 
 /// The loop-thread half of an inbox: swaps messages out and hands them to the receiver.

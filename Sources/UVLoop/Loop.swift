@@ -167,7 +167,7 @@ public final class Loop: Sendable {
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
         if isOnLoopThread { return try work() }
         let done = ThreadEvent()
-        let result = Mutex<Result<T, any Error>?>(nil)
+        let result = AnnotatedMutex<Result<T, any Error>?>(nil)
         try enqueue(.run {
             let outcome = Result { try work() }
             result.withLock { $0 = outcome }

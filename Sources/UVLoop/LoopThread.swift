@@ -5,7 +5,7 @@ public final class LoopThread: Sendable {
     /// The loop this thread runs.
     public let loop: Loop
     private let thread: NativeThread
-    private let joined = Mutex(false)
+    private let joined = AnnotatedMutex(false)
 
     fileprivate init(loop: Loop, thread: NativeThread) {
         self.loop = loop
@@ -46,7 +46,7 @@ extension Loop {
         name: String = "uvloop", clock: LoopClockSource = .system, postBudget: Int = 4096
     ) throws(LoopError) -> LoopThread {
         let started = ThreadEvent()
-        let created = Mutex<Result<Loop, LoopError>?>(nil)
+        let created = AnnotatedMutex<Result<Loop, LoopError>?>(nil)
         let thread = try NativeThread.start {
             setCurrentThreadName(name)
             let result = Result { () throws(LoopError) -> Loop in try Loop(clock: clock, postBudget: postBudget) }

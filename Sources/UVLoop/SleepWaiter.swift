@@ -9,7 +9,7 @@ final class SleepWaiter: Sendable {
         var cancelled = false
     }
 
-    private let state = Mutex(State())
+    private let state = AnnotatedMutex(State())
 
     /// Stores the continuation and timer; returns false if the task was cancelled meanwhile.
     func arm(_ continuation: CheckedContinuation<Void, any Error>, timer: LoopTimer) -> Bool {

@@ -33,7 +33,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     private let session: OperationSession?
     /// This request's slot in `session`, set when it joins.
     let sessionSlot = Atomic<Int>(-1)
-    private let state: Mutex<State>
+    private let state: AnnotatedMutex<State>
 
     private enum Body: Sendable {
         case worker(@Sendable () throws -> Value)
@@ -87,7 +87,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         case .composite(let plan, let wrap):
             body = .composite(CompositeDriver(loop: loop, plan: plan, wrap: wrap))
         }
-        state = Mutex(State(transform: runnable.transform, completion: runnable.completion))
+        state = AnnotatedMutex(State(transform: runnable.transform, completion: runnable.completion))
     }
 
     // MARK: observing
@@ -175,26 +175,28 @@ public final class OperationRequest<Value: Sendable>: Sendable {
             return true
         }
         guard accepted else { return false }
-        if loop.isOnLoopThread {
-            cancelOnLoop()
-        } else {
-            try? loop.post { [self] in cancelOnLoop() }
+        switch body {
+        case .worker:
+            if loop.isOnLoopThread {
+                withdrawFromThreadPool()
+            } else {
+                try? loop.post { [self] in withdrawFromThreadPool() }
+            }
+        case .composite(let driver):
+            // At once, from this thread: a running child is marked cancelled before it can finish.
+            driver.cancel()
         }
         return true
     }
 
-    private func cancelOnLoop() {
-        switch body {
-        case .worker:
-            let work = state.withLock { state -> ThreadPoolWork? in
-                guard case .queued(let work) = state.stage else { return nil }
-                return work
-            }
-            // Withdrawn or not, the after-work callback reports it; nothing more to do here.
-            _ = work?.cancel()
-        case .composite(let driver):
-            driver.cancel()
+    /// Loop thread: `uv_cancel` for a worker still in the pool's queue.
+    private func withdrawFromThreadPool() {
+        let work = state.withLock { state -> ThreadPoolWork? in
+            guard case .queued(let work) = state.stage else { return nil }
+            return work
         }
+        // Withdrawn or not, the after-work callback reports it; nothing more to do here.
+        _ = work?.cancel()
     }
 
     // MARK: running

@@ -25,7 +25,7 @@ public final class OperationSession: Sendable {
         var count = 0
     }
 
-    private let members = Mutex(Members())
+    private let members = AnnotatedMutex(Members())
 
     /// An empty session.
     public init() {}

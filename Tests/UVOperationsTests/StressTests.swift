@@ -24,10 +24,10 @@ final class StressTests: LoopThreadTestCase {
         let count = 10_000
         let loop = self.loop
         let session = OperationSession()
-        let completions = Mutex([UInt8](repeating: 0, count: count))
-        let runs = Mutex([UInt8](repeating: 0, count: count))
-        let acceptedCancels = Mutex([UInt8](repeating: 0, count: count))
-        let requests = Mutex([OperationRequest<Int>?](repeating: nil, count: count))
+        let completions = AnnotatedMutex([UInt8](repeating: 0, count: count))
+        let runs = AnnotatedMutex([UInt8](repeating: 0, count: count))
+        let acceptedCancels = AnnotatedMutex([UInt8](repeating: 0, count: count))
+        let requests = AnnotatedMutex([OperationRequest<Int>?](repeating: nil, count: count))
 
         let starters = (0..<2).map { starter in
             JoinableThread {
@@ -91,8 +91,8 @@ final class StressTests: LoopThreadTestCase {
         let childrenPer = 4
         let total = composites * childrenPer
         let loop = self.loop
-        let completions = Mutex([UInt8](repeating: 0, count: total))
-        let runs = Mutex([UInt8](repeating: 0, count: total))
+        let completions = AnnotatedMutex([UInt8](repeating: 0, count: total))
+        let runs = AnnotatedMutex([UInt8](repeating: 0, count: total))
         var requests: [OperationRequest<CompositeResults>] = []
         for composite in 0..<composites {
             let children = (0..<childrenPer).map { child in

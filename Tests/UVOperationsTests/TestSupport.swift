@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Synchronization
 import UVLoop
@@ -6,17 +5,34 @@ import UVOperations
 import XCTest
 
 /// A semaphore the test owns: workers block on `pass()` until the test calls `open(_:)`.
-/// Waits are bounded so that a broken test fails instead of hanging.
+/// Built on `NSCondition` (pthread), which ThreadSanitizer understands; waits are bounded so that
+/// a broken test fails instead of hanging.
 final class Gate: Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
+    private let condition = NSCondition()
+    private let permits = AnnotatedMutex(0)
 
     func open(_ count: Int = 1) {
-        for _ in 0..<count { semaphore.signal() }
+        condition.lock()
+        permits.withLock { $0 += count }
+        condition.broadcast()
+        condition.unlock()
     }
 
     func pass(file: StaticString = #filePath, line: UInt = #line) {
-        if semaphore.wait(timeout: .now() + 60) == .timedOut {
-            XCTFail("gate never opened", file: file, line: line)
+        let deadline = Date(timeIntervalSinceNow: 60)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let taken = permits.withLock { permits in
+                guard permits > 0 else { return false }
+                permits -= 1
+                return true
+            }
+            if taken { return }
+            if !condition.wait(until: deadline) {
+                XCTFail("gate never opened", file: file, line: line)
+                return
+            }
         }
     }
 }
@@ -33,7 +49,7 @@ final class Counter: Sendable {
 
 /// A record of events from any thread, in the order they happened.
 final class Log: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = AnnotatedMutex<[String]>([])
 
     func append(_ entry: String) { entries.withLock { $0.append(entry) } }
 
