@@ -24,11 +24,12 @@ package protocol ThreadPoolJob: AnyObject, Sendable {
 /// takes it. Valid from `ThreadPoolJob.willQueue(_:)` until `finishOnLoop` begins; the memory is
 /// then recycled for another job, so the job must drop the handle when it finishes.
 ///
-/// `@unchecked Sendable` is safe because the pointer is only dereferenced by `cancel()`, which is
-/// documented (and checked by the only caller, the job's loop-thread code) to run on the loop's
-/// thread, where libuv also runs the after-work callback that ends the handle's validity.
+/// `@unchecked Sendable` is safe because the pointer is only dereferenced by `cancel()`, which
+/// checks that it runs on the loop's thread, where libuv also runs the after-work callback that
+/// ends the handle's validity.
 package struct ThreadPoolWork: @unchecked Sendable {
     let request: UnsafeMutablePointer<uv_work_t>
+    let loopThread: ThreadIdentity
 
     /// Withdraws the job if no pool thread has taken it yet (`uv_cancel`). Loop thread only.
     ///
@@ -36,7 +37,9 @@ package struct ThreadPoolWork: @unchecked Sendable {
     ///   thread-pool slot is free again, and `finishOnLoop(cancelled: true)` follows in a later
     ///   loop callback. False when a pool thread is running it or has run it.
     package func cancel() -> Bool {
-        uv_cancel(UnsafeMutableRawPointer(request).assumingMemoryBound(to: uv_req_t.self)) == 0
+        precondition(ThreadIdentity.current == loopThread,
+                     "UVLoop: ThreadPoolWork.cancel() must run on the loop's thread; post it there")
+        return uv_cancel(UnsafeMutableRawPointer(request).assumingMemoryBound(to: uv_req_t.self)) == 0
     }
 }
 
@@ -60,10 +63,12 @@ final class ThreadPoolQueue {
     private static let slotAlignment = max(MemoryLayout<uv_work_t>.alignment, MemoryLayout<any ThreadPoolJob>.alignment)
 
     private let loop: UnsafeMutablePointer<uv_loop_t>
+    private let loopThread = ThreadIdentity.current
     private var free: [UnsafeMutablePointer<uv_work_t>] = []
     private var inFlight = 0
     private var keepAlive: Unmanaged<ThreadPoolQueue>?
 
+    /// Call on the loop's thread.
     init(loop: NativeLoop) {
         self.loop = loop.pointer
     }
@@ -81,7 +86,7 @@ final class ThreadPoolQueue {
         // Unmanaged: the C callbacks find this queue through `data`; `keepAlive` holds it while any
         // job is in flight, so the unretained reference stays valid.
         request.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        guard job.willQueue(ThreadPoolWork(request: request)) else {
+        guard job.willQueue(ThreadPoolWork(request: request, loopThread: loopThread)) else {
             release(request)
             job.finishOnLoop(cancelled: true)
             return

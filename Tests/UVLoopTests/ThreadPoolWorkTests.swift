@@ -1,0 +1,168 @@
+import Foundation
+import XCTest
+@testable import UVLoop
+
+/// The core's thread-pool primitive, driven directly through `Loop.queueWork`.
+final class ThreadPoolWorkTests: XCTestCase {
+    /// A job that records where each part ran and can be held on its pool thread.
+    final class RecordingJob: ThreadPoolJob {
+        let loop: Loop
+        let hold: Gate?
+        let started = Gate()
+        let finished = Gate()
+        private let record = AnnotatedMutex(Record())
+
+        struct Record {
+            var work: ThreadPoolWork?
+            var ranOnLoopThread: Bool?
+            var finishedCancelled: Bool?
+            var finishedOnLoopThread: Bool?
+            var finishCount = 0
+        }
+
+        init(loop: Loop, hold: Gate? = nil, accept: Bool = true) {
+            self.loop = loop
+            self.hold = hold
+            self.accept = accept
+        }
+
+        let accept: Bool
+
+        var snapshot: Record { record.withLock { $0 } }
+
+        func willQueue(_ work: ThreadPoolWork) -> Bool {
+            record.withLock { $0.work = work }
+            return accept
+        }
+
+        func runOnThreadPool() {
+            let onLoop = loop.isOnLoopThread
+            record.withLock { $0.ranOnLoopThread = onLoop }
+            started.open()
+            hold?.pass()
+        }
+
+        func finishOnLoop(cancelled: Bool) {
+            let onLoop = loop.isOnLoopThread
+            record.withLock {
+                $0.finishedCancelled = cancelled
+                $0.finishedOnLoopThread = onLoop
+                $0.finishCount += 1
+            }
+            finished.open()
+        }
+
+        /// `uv_cancel`, on the loop's thread.
+        func cancel() throws -> Bool {
+            try loop.invoke { self.snapshot.work!.cancel() }
+        }
+    }
+
+    func testJobRunsOnAPoolThreadAndFinishesOnTheLoopThread() throws {
+        let thread = try Loop.startThread(name: "pool-test")
+        defer { try? thread.shutdown() }
+        let job = RecordingJob(loop: thread.loop)
+        try thread.loop.queueWork(job)
+        job.finished.pass()
+        let record = job.snapshot
+        XCTAssertEqual(record.ranOnLoopThread, false)
+        XCTAssertEqual(record.finishedOnLoopThread, true)
+        XCTAssertEqual(record.finishedCancelled, false)
+        XCTAssertEqual(record.finishCount, 1)
+        XCTAssertEqual(try thread.loop.invoke { thread.loop.threadPoolJobsInFlight }, 0)
+    }
+
+    /// With every pool thread held, a queued job can be withdrawn: it never runs and finishes
+    /// cancelled; a running one cannot.
+    func testCancelWithdrawsAQueuedJobButNotARunningOne() throws {
+        let thread = try Loop.startThread(name: "pool-test")
+        defer { try? thread.shutdown() }
+        let loop = thread.loop
+        let hold = Gate()
+        let poolSize = Int(ProcessInfo.processInfo.environment["UV_THREADPOOL_SIZE"] ?? "") ?? 4
+        let running = (0..<max(1, min(poolSize, 1024))).map { _ in RecordingJob(loop: loop, hold: hold) }
+        for job in running { try loop.queueWork(job) }
+        for job in running { job.started.pass() }
+        let queued = RecordingJob(loop: loop)
+        try loop.queueWork(queued)
+        XCTAssertEqual(try loop.invoke { loop.threadPoolJobsInFlight }, running.count + 1)
+
+        XCTAssertTrue(try queued.cancel())
+        queued.finished.pass()
+        XCTAssertEqual(queued.snapshot.finishedCancelled, true)
+        XCTAssertNil(queued.snapshot.ranOnLoopThread, "withdrawn before a pool thread took it")
+        XCTAssertFalse(try running[0].cancel(), "a running job cannot be withdrawn")
+
+        hold.open(running.count)
+        for job in running {
+            job.finished.pass()
+            XCTAssertEqual(job.snapshot.finishedCancelled, false)
+            XCTAssertEqual(job.snapshot.finishCount, 1)
+        }
+        XCTAssertEqual(try loop.invoke { loop.threadPoolJobsInFlight }, 0)
+    }
+
+    func testAJobThatDeclinesIsFinishedCancelledWithoutRunning() throws {
+        let thread = try Loop.startThread(name: "pool-test")
+        defer { try? thread.shutdown() }
+        let job = RecordingJob(loop: thread.loop, accept: false)
+        try thread.loop.queueWork(job)
+        job.finished.pass()
+        XCTAssertEqual(job.snapshot.finishedCancelled, true)
+        XCTAssertNil(job.snapshot.ranOnLoopThread)
+    }
+
+    func testQueueingOnAShutDownLoopThrows() throws {
+        let loop = try Loop.manual()
+        loop.shutdown()
+        XCTAssertThrowsError(try loop.queueWork(RecordingJob(loop: loop))) { error in
+            XCTAssertEqual(error as? LoopError, .shutDown)
+        }
+        let thread = try Loop.startThread(name: "pool-test")
+        try thread.shutdown()
+        XCTAssertThrowsError(try thread.loop.queueWork(RecordingJob(loop: thread.loop))) { error in
+            XCTAssertEqual(error as? LoopError, .shutDown)
+        }
+    }
+
+    /// Slots are recycled: many more jobs than the pool keeps all finish exactly once.
+    func testManyJobsFinishExactlyOnce() throws {
+        let thread = try Loop.startThread(name: "pool-test")
+        defer { try? thread.shutdown() }
+        let jobs = (0..<3000).map { _ in RecordingJob(loop: thread.loop) }
+        for job in jobs { try thread.loop.queueWork(job) }
+        for job in jobs { job.finished.pass() }
+        XCTAssertTrue(jobs.allSatisfy { $0.snapshot.finishCount == 1 && $0.snapshot.finishedCancelled == false })
+    }
+}
+
+/// A semaphore built on `NSCondition` (pthread), which ThreadSanitizer understands.
+final class Gate: Sendable {
+    private let condition = NSCondition()
+    private let permits = AnnotatedMutex(0)
+
+    func open(_ count: Int = 1) {
+        condition.lock()
+        permits.withLock { $0 += count }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func pass(file: StaticString = #filePath, line: UInt = #line) {
+        let deadline = Date(timeIntervalSinceNow: 60)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let taken = permits.withLock { permits in
+                guard permits > 0 else { return false }
+                permits -= 1
+                return true
+            }
+            if taken { return }
+            if !condition.wait(until: deadline) {
+                XCTFail("gate never opened", file: file, line: line)
+                return
+            }
+        }
+    }
+}
