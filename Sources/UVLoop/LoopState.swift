@@ -130,6 +130,11 @@ final class LoopState {
             batchIndex = 0
             drainRequested = false
             queue.takeAll(into: &batch)
+        } else {
+            // A wake-up that finds the previous batch unfinished cannot take the new jobs yet, and
+            // no producer wakes the loop again while the wake flag is set: keep draining (idle)
+            // until a later call takes them.
+            drainRequested = true
         }
         let budget = budget ?? postBudget
         let limit = batch.count - batchIndex <= budget ? batch.count : batchIndex + budget

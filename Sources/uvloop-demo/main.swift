@@ -1,1 +1,6 @@
 print("demo")
+do {
+    try runOperationsSection()
+} catch {
+    print("operations section failed: \(error)")
+}

@@ -18,8 +18,9 @@ private struct SplitMix: RandomNumberGenerator {
 
 final class StressTests: LoopThreadTestCase {
     /// 10,000 operations started from two threads, cancelled at random from a third thread and
-    /// from the loop's thread, with a session-wide cancel in the middle: each completes exactly
-    /// once, runs its worker at most once, and reports what happened consistently.
+    /// from the loop's thread (first while the pool is held, then while workers run), with a
+    /// session-wide cancel in the middle: each completes exactly once, runs its worker at most
+    /// once, and reports what happened consistently.
     func testTenThousandOperationsWithRandomCancelsCompleteExactlyOnce() throws {
         let count = 10_000
         let loop = self.loop
@@ -29,6 +30,10 @@ final class StressTests: LoopThreadTestCase {
         let acceptedCancels = AnnotatedMutex([UInt8](repeating: 0, count: count))
         let requests = AnnotatedMutex([OperationRequest<Int>?](repeating: nil, count: count))
 
+        // The pool is held while the first cancels land, so some of them certainly find
+        // requests still queued; then it is released and cancels race with running workers.
+        let blockers = try PoolBlockers(loop: loop)
+        let warmedUp = Gate()
         let starters = (0..<2).map { starter in
             JoinableThread {
                 for index in stride(from: starter, to: count, by: 2) {
@@ -38,13 +43,17 @@ final class StressTests: LoopThreadTestCase {
                     }
                     guard let request = try? operation.start(on: loop, session: session) else { continue }
                     requests.withLock { $0[index] = request }
+                    if index / 2 == 500 { warmedUp.open() }
                 }
             }
         }
         let canceller = JoinableThread {
             var random = SplitMix(state: 42)
-            for attempt in 0..<4_000 {
-                if attempt == 2_000 { session.cancelAll() }
+            warmedUp.pass()
+            warmedUp.pass()
+            for attempt in 0..<5_000 {
+                if attempt == 1_000 { try? blockers.release() }
+                if attempt == 3_000 { session.cancelAll() }
                 let index = Int(random.next() % UInt64(count))
                 guard let request = requests.withLock({ $0[index] }) else { continue }
                 if attempt % 4 == 0 {
@@ -58,6 +67,7 @@ final class StressTests: LoopThreadTestCase {
         }
         for starter in starters { starter.join() }
         canceller.join()
+        try blockers.release()
 
         let all = requests.withLock { $0 }
         var cancelled = 0
