@@ -17,8 +17,8 @@ final class LoopState {
     let postBudget: Int
 
     private(set) var wake: WakeHandle!
-    private var idle: IdleHandle!
-    private var check: CheckHandle!
+    private(set) var idle: IdleHandle!
+    private(set) var check: CheckHandle!
     private var wakeTimer: WakeTimer!
 
     /// The consumer's batch: swapped out of the post queue, run from `batchIndex` on.
@@ -120,26 +120,35 @@ final class LoopState {
     }
 
     /// Runs at most `postBudget` posted jobs. A snapshot is taken only when the previous one is
-    /// used up, so work posted while draining waits for a later turn, and a job that re-posts
-    /// itself forever cannot keep the loop from polling.
+    /// used up, and at most once per call, so work posted while draining waits for a later drain
+    /// and a job that re-posts itself forever cannot keep the loop from polling.
     func drainPosted(budget: Int? = nil) {
-        if batchIndex == batch.count {
-            batch.removeAll(keepingCapacity: true)
-            batchIndex = 0
-            drainRequested = false
-            queue.takeAll(into: &batch)
-        }
-        let budget = budget ?? postBudget
-        let limit = batch.count - batchIndex <= budget ? batch.count : batchIndex + budget
-        while batchIndex < limit {
+        var remaining = budget ?? postBudget
+        var tookSnapshot = false
+        while remaining > 0 {
+            if batchIndex == batch.count {
+                if tookSnapshot { break }
+                batch.removeAll(keepingCapacity: true)
+                batchIndex = 0
+                drainRequested = false
+                queue.takeAll(into: &batch)
+                tookSnapshot = true
+                if batch.isEmpty { break }
+            }
             var job = Job.empty
             swap(&job, &batch[batchIndex])
             batchIndex += 1
+            remaining -= 1
             switch job {
             case .run(let work): work()
             case .nextIteration(let work): appendNextIteration(work)
             case .empty: break
             }
+        }
+        if !tookSnapshot {
+            // This call consumed a wake-up without looking at the queue: whatever that wake-up
+            // announced must be picked up by a later drain.
+            drainRequested = true
         }
     }
 
