@@ -11,7 +11,8 @@
 ///   Under a manual clock, time passes only when the test moves it (for example from the body with
 ///   `advanceClockWithoutRunning(by:)` in `UVLoopTesting`); otherwise a time budget never runs out
 ///   and the whole loop runs in one chunk: use `.items(_:)` to bound chunks in such tests.
-/// - `.items(_:)` ends a chunk after a fixed number of items and never reads the clock.
+/// - `.items(_:)` ends a chunk after a fixed number of items and never reads the clock; a timer
+///   that comes due during a chunk fires after it.
 public struct ChunkBudget: Sendable, Hashable, CustomStringConvertible {
     enum Kind: Hashable {
         case time(Duration)
