@@ -14,7 +14,7 @@ public final class ChunkedLoop: Sendable {
     public let loop: Loop
     /// Read by the chunk runner before every body call: a cancel takes effect at the next item.
     let status = Atomic<UInt8>(ChunkedLoop.running)
-    private let outcome = Mutex<Outcome>(Outcome())
+    private let outcome = NativeMutex(Outcome())
 
     private struct Outcome {
         var completion: ChunkedLoopCompletion?
