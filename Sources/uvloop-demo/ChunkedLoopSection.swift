@@ -11,7 +11,7 @@ private final class Checksum: Sendable {
 @inline(never)
 private func mix(_ index: Int) -> UInt64 {
     var x = UInt64(truncatingIfNeeded: index) &+ 0x9E37_79B9_7F4A_7C15
-    for _ in 0..<24 {
+    for _ in 0..<80 {
         x ^= x >> 31
         x &*= 0xBF58_476D_1CE4_E5B9
     }
