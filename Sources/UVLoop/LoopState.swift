@@ -6,8 +6,9 @@ import CLibUV
 /// One turn of libuv 1.44 runs: timers, pending, idle, prepare, poll, check, closing. UVLoop uses:
 /// - the wake timer (timer phase): fires Swift timers that are due;
 /// - the idle handle (idle phase): active only while something is runnable without waiting
-///   (posted work left over or posted from the loop thread, next-iteration work, due timers),
-///   which also makes libuv poll with a zero timeout; it drains posted work and due timers;
+///   (posted work left over or posted from the loop thread, next-iteration work, due timers,
+///   pending chunked loops), which also makes libuv poll with a zero timeout; it fires due timers,
+///   drains posted work, then runs one chunk of a chunked loop (see `ChunkScheduler`);
 /// - the async handle (poll phase): drains work posted from other threads;
 /// - the check handle (check phase): runs the next-iteration snapshot.
 final class LoopState {
@@ -36,6 +37,9 @@ final class LoopState {
     /// The earliest timer was due when last looked at: fire it from the idle phase.
     private var timersDue = false
     var manualNow: UInt64 = 0
+
+    /// Pending chunked loops; while any is pending, the idle handle stays active.
+    let chunkedLoops = ChunkScheduler()
 
     /// Set while a thread is inside `uv_run` for this loop (through UVLoop or its C owner).
     var isRunning = false
@@ -73,6 +77,7 @@ final class LoopState {
     private func onIdle() {
         if timersDue { fireDueTimers() }
         drainPosted()
+        if chunkedLoops.isPending { runChunk() }
         afterCallback()
     }
 
@@ -107,6 +112,7 @@ final class LoopState {
         let wantsCheck = !nextIteration.isEmpty
         if wantsCheck != check.isActive { wantsCheck ? check.start() : check.stop() }
         let wantsIdle = wantsCheck || drainRequested || batchIndex < batch.count || timersDue
+            || chunkedLoops.isPending
         if wantsIdle != idle.isActive { wantsIdle ? idle.start() : idle.stop() }
     }
 
@@ -155,7 +161,24 @@ final class LoopState {
     /// Whether something could run now without waiting for I/O or time.
     var hasReadyWork: Bool {
         batchIndex < batch.count || drainRequested || !queue.isEmpty || !nextIteration.isEmpty
-            || timersDue || (timers.earliestDeadline.map { $0 <= now } ?? false)
+            || timersDue || (timers.earliestDeadline.map { $0 <= now } ?? false) || chunkedLoops.isPending
+    }
+
+    // MARK: chunked loops
+
+    /// Queues a chunked loop started on (or posted to) the loop's thread; it begins in the next
+    /// idle phase.
+    func admitChunkedLoop(_ run: ChunkedLoopRun) {
+        chunkedLoops.admit(run)
+        if !idle.isActive { idle.start() }
+    }
+
+    /// Runs one chunk. A chunk stops early when a timer comes due; that timer then fires in the
+    /// next iteration's idle phase, after one poll for I/O, rather than at the wake timer's next
+    /// millisecond tick.
+    private func runChunk() {
+        chunkedLoops.runTurn(self)
+        if let earliest = timers.earliestDeadline, earliest <= now { timersDue = true }
     }
 
     // MARK: next iteration
@@ -310,6 +333,8 @@ final class LoopState {
             if nextIteration.isEmpty { break }
             runNextIterationSnapshot()
         }
+        // Chunked loops stop here: their completions report the shutdown and what was processed.
+        chunkedLoops.stopAll()
         for close in inboxClosers.values { close() }
         inboxClosers.removeAll()
         for (timer, work) in timers.removeAll() {

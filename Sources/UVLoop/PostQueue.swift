@@ -24,7 +24,7 @@ final class PostQueue: Sendable {
         var stopRequested = false
     }
 
-    let state = Mutex(State())
+    let state = NativeMutex(State())
 
     /// Appends `job`; returns true when the loop needs waking. With `waking`, the wake is sent
     /// while the lock is held: shutdown changes the phase under the same lock before it closes the
