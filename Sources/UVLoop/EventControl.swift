@@ -1,7 +1,7 @@
 /// Several (target, action) pairs per event, run in the order they were added: the shape of
 /// UIKit's `UIControl.addTarget(_:action:for:)`, which motivated seed 003.
 ///
-/// Each pair holds its target weakly and one of its methods as an unbound method reference
+/// Each pair holds its target weakly (its owner keeps it alive) and one of its methods as an unbound method reference
 /// (`Counter.add`, of type `(Counter) -> (Int) -> Void`). Unlike `EventRegistry`, targets of any
 /// classes mix freely, a key may have any number of pairs, and the same target may be added to a
 /// key more than once (each pair runs).

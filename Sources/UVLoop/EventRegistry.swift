@@ -1,10 +1,11 @@
 /// One target, and for each event key the one method of it to call: seed 003's custom control
 /// (`assignHandler:`, `registerCommand:forKey:`, `executeCommandWithKey:`) in typed Swift.
 ///
-/// The target is any class instance, chosen at run time and held weakly. An action is an unbound
-/// method reference of the target's type, such as `Picker.lock`, of type
-/// `(Picker) -> (Bool) -> Void` (or `(Picker) -> () -> Void` for a key without argument):
-/// Swift's typed stand-in for a selector. Rules, after the seed:
+/// The target is any class instance, chosen at run time and held weakly: its owner keeps it alive
+/// (in optimized builds, a local whose last use is `setTarget` may be released right after it;
+/// `withExtendedLifetime` keeps it). An action is an unbound method reference of the target's
+/// type, such as `Picker.lock`, of type `(Picker) -> (Bool) -> Void` (or `(Picker) -> () -> Void`
+/// for a key without argument): Swift's typed stand-in for a selector. Rules, after the seed:
 /// - registering an action for a key replaces the key's previous action;
 /// - setting a *different* target removes every action (the new target may not have the
 ///   methods); setting the same target again changes nothing;

@@ -30,7 +30,7 @@ final class EventControlTests: XCTestCase {
         }
         let targets = ["a", "b", "c", "d"].map { Named($0, order) }
         for target in targets { try ordered.addTarget(target, action: Named.ping, for: PickerEvent.reset) }
-        XCTAssertTrue(try ordered.send(PickerEvent.reset))
+        try withExtendedLifetime(targets) { XCTAssertTrue(try ordered.send(PickerEvent.reset)) }
         XCTAssertEqual(order.value, ["a", "b", "c", "d"])
     }
 
