@@ -25,6 +25,7 @@ public struct EventKey<Argument: Sendable>: Hashable, Sendable, CustomStringConv
         self.name = name
     }
 
+    /// The key as it reads in messages: `EventKey<Bool>(lock)`.
     public var description: String { "EventKey<\(Argument.self)>(\(name))" }
 
     /// The key with its argument type erased into the identity, for heterogeneous tables.

@@ -50,7 +50,8 @@
 ///   moment with the target of that moment, or nothing at all (and nothing fails) if the key has
 ///   no action any more or the target has been deallocated.
 ///
-/// A target found deallocated leaves nothing to call: its actions are removed right away.
+/// When the loop's thread finds the target deallocated (at a send or a registration), it removes
+/// the target's actions: they could never run again, and senders on other threads then get `false`.
 public final class EventRegistry: Sendable {
     /// The loop whose thread holds the registrations and runs the actions.
     public let loop: Loop
