@@ -1,5 +1,4 @@
 import CLibUV
-import Synchronization
 
 /// An event loop: one libuv `uv_loop_t` and the one thread that runs it (the loop's thread).
 ///
@@ -167,7 +166,7 @@ public final class Loop: Sendable {
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
         if isOnLoopThread { return try work() }
         let done = ThreadEvent()
-        let result = Mutex<Result<T, any Error>?>(nil)
+        let result = NativeMutex<Result<T, any Error>?>(nil)
         try enqueue(.run {
             let outcome = Result { try work() }
             result.withLock { $0 = outcome }

@@ -10,7 +10,8 @@ import CLibUV
 ///   pending chunked loops), which also makes libuv poll with a zero timeout; it fires due timers,
 ///   drains posted work, then runs one chunk of a chunked loop (see `ChunkScheduler`);
 /// - the async handle (poll phase): drains work posted from other threads;
-/// - the check handle (check phase): runs the next-iteration snapshot.
+/// - the check handle (check phase): drains work the loop thread posted during poll, then runs
+///   the next-iteration snapshot.
 final class LoopState {
     let native: NativeLoop
     let queue: PostQueue
@@ -82,6 +83,8 @@ final class LoopState {
     }
 
     private func onCheck() {
+        // Work posted during the poll phase runs before next-iteration work queued alongside it.
+        if drainRequested { drainPosted() }
         runNextIterationSnapshot()
         afterCallback()
     }

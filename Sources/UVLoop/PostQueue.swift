@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Where a loop is in its life. Work is accepted only while `open`.
 enum LoopPhase: Sendable, Equatable {

@@ -138,7 +138,7 @@ final class ChunkedLoopTests: XCTestCase {
     func testCancelFromTheBodyIsExact() throws {
         let loop = try Loop.manual()
         let log = LoopBound([String](), loop: loop)
-        let handle = Mutex<ChunkedLoop?>(nil)
+        let handle = NativeMutex<ChunkedLoop?>(nil)
         let ended = LoopBound<ChunkedLoopCompletion?>(nil, loop: loop)
         let started = try loop.startChunkedLoop(count: 100, budget: .items(10)) { index in
             log.value.append("body \(index)")

@@ -78,7 +78,7 @@ final class EventControlTests: XCTestCase {
         let picker = Picker(loop: loop)
         // Reached from inside a @Sendable action, so held by a LoopBound.
         let late = LoopBound(Picker(loop: loop), loop: loop)
-        let removedLater = Mutex<EventConnection?>(nil)
+        let removedLater = NativeMutex<EventConnection?>(nil)
         // The first pair removes the third one and adds a fourth.
         try control.addTarget(picker, action: { (picker: Picker) in
             { _ in
@@ -137,7 +137,7 @@ final class EventControlTests: XCTestCase {
         let picker = Picker(loop: loop)
         let lock = try control.addTarget(picker, action: Picker.lock, for: PickerEvent.lock)
         try control.addTarget(picker, action: Picker.pick, for: PickerEvent.pick)
-        let results = Mutex<[Bool]>([])
+        let results = NativeMutex<[Bool]>([])
         try runOnJoinedThreads(1) { _ in
             let sends = [
                 try? control.send(PickerEvent.lock, true),

@@ -153,7 +153,7 @@ final class EventRegistryTests: XCTestCase {
         try registry.setTarget(picker)
         try registry.register(Picker.lock, for: PickerEvent.lock)
 
-        let results = Mutex<[Bool]>([])
+        let results = NativeMutex<[Bool]>([])
         try runOnJoinedThreads(1) { _ in
             let registered = try? registry.send(PickerEvent.lock, true)
             let unregistered = try? registry.send(PickerEvent.reset)
@@ -251,7 +251,7 @@ final class EventRegistryTests: XCTestCase {
     func testANonSendableTargetSetFromAnotherThreadThrows() throws {
         let loop = try Loop.manual()
         let registry = EventRegistry(loop: loop)
-        let error = Mutex<LoopError?>(nil)
+        let error = NativeMutex<LoopError?>(nil)
         try runOnJoinedThreads(1) { _ in
             let picker = Picker(loop: loop)
             do throws(LoopError) { try registry.setTarget(picker) } catch let caught { error.withLock { $0 = caught } }
@@ -270,7 +270,7 @@ final class EventRegistryTests: XCTestCase {
         try registry.setTarget(picker)
         try registry.register(Picker.lock, for: PickerEvent.lock)
         loop.shutdown()
-        let errors = Mutex<[LoopError]>([])
+        let errors = NativeMutex<[LoopError]>([])
         try runOnJoinedThreads(1) { _ in
             do throws(LoopError) { try registry.send(PickerEvent.lock, true) } catch { errors.withLock { $0.append(error) } }
             do throws(LoopError) { try registry.removeAllActions() } catch { errors.withLock { $0.append(error) } }

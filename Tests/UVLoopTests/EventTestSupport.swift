@@ -39,7 +39,7 @@ final class Swatch {
 /// A `Sendable` target, which other threads may hand to a registry or a control.
 final class SharedPicker: Sendable {
     let loop: Loop
-    let log = Mutex<[String]>([])
+    let log = NativeMutex<[String]>([])
     let offLoopCalls = Atomic<Int>(0)
 
     init(loop: Loop) {

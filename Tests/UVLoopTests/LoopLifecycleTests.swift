@@ -56,7 +56,7 @@ final class LoopLifecycleTests: XCTestCase {
 
     func testRunningAnAlreadyRunningLoopThrows() throws {
         let loop = try Loop.manual()
-        let caught = Mutex<LoopError?>(nil)
+        let caught = NativeMutex<LoopError?>(nil)
         try loop.post {
             do throws(LoopError) { try loop.run() } catch { caught.withLock { $0 = $0 ?? error } }
             do throws(LoopError) { try loop.runOnce() } catch { caught.withLock { $0 = $0 ?? error } }
@@ -68,7 +68,7 @@ final class LoopLifecycleTests: XCTestCase {
 
     func testRunningFromAnotherThreadThrows() throws {
         let loop = try Loop.manual()
-        let caught = Mutex<LoopError?>(nil)
+        let caught = NativeMutex<LoopError?>(nil)
         onThreads(1) { _ in
             do throws(LoopError) { try loop.run() } catch { caught.withLock { $0 = error } }
         }

@@ -11,7 +11,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 
 /// A thread-safe log for tests that record from several threads.
 final class Recorder<Element: Sendable>: Sendable {
-    private let storage = Mutex<[Element]>([])
+    private let storage = NativeMutex<[Element]>([])
     func append(_ element: Element) { storage.withLock { $0.append(element) } }
     var values: [Element] { storage.withLock { $0 } }
 }
