@@ -25,7 +25,7 @@ public final class OperationSession: Sendable {
         var count = 0
     }
 
-    private let members = AnnotatedMutex(Members())
+    private let members = NativeMutex(Members())
 
     /// An empty session.
     public init() {}

@@ -10,7 +10,7 @@ final class ThreadPoolWorkTests: XCTestCase {
         let hold: Gate?
         let started = Gate()
         let finished = Gate()
-        private let record = AnnotatedMutex(Record())
+        private let record = NativeMutex(Record())
 
         struct Record {
             var work: ThreadPoolWork?
@@ -139,7 +139,7 @@ final class ThreadPoolWorkTests: XCTestCase {
 /// A semaphore built on `NSCondition` (pthread), which ThreadSanitizer understands.
 final class Gate: Sendable {
     private let condition = NSCondition()
-    private let permits = AnnotatedMutex(0)
+    private let permits = NativeMutex(0)
 
     func open(_ count: Int = 1) {
         condition.lock()

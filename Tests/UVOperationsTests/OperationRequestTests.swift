@@ -36,7 +36,7 @@ final class OperationRequestTests: LoopThreadTestCase {
         }.start(on: loop)
         started.pass()
         // Another thread waits with a timeout while the worker is held; the test then lets it go.
-        let waited = AnnotatedMutex<Int?>(nil)
+        let waited = NativeMutex<Int?>(nil)
         let waiter = JoinableThread {
             let value = try? request.wait(timeout: .seconds(3600)).value
             waited.withLock { $0 = value }
@@ -106,7 +106,7 @@ final class OperationRequestTests: LoopThreadTestCase {
             proceed.pass()
             return 2
         }.start(on: loop)
-        let results = AnnotatedMutex<[Int]>([])
+        let results = NativeMutex<[Int]>([])
         let waiters = (0..<4).map { _ in
             JoinableThread {
                 if let value = try? request.wait().value { results.withLock { $0.append(value) } }

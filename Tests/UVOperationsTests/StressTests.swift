@@ -25,10 +25,10 @@ final class StressTests: LoopThreadTestCase {
         let count = 10_000
         let loop = self.loop
         let session = OperationSession()
-        let completions = AnnotatedMutex([UInt8](repeating: 0, count: count))
-        let runs = AnnotatedMutex([UInt8](repeating: 0, count: count))
-        let acceptedCancels = AnnotatedMutex([UInt8](repeating: 0, count: count))
-        let requests = AnnotatedMutex([OperationRequest<Int>?](repeating: nil, count: count))
+        let completions = NativeMutex([UInt8](repeating: 0, count: count))
+        let runs = NativeMutex([UInt8](repeating: 0, count: count))
+        let acceptedCancels = NativeMutex([UInt8](repeating: 0, count: count))
+        let requests = NativeMutex([OperationRequest<Int>?](repeating: nil, count: count))
 
         // The pool is held while the first cancels land, so some of them certainly find
         // requests still queued; then it is released and cancels race with running workers.
@@ -101,8 +101,8 @@ final class StressTests: LoopThreadTestCase {
         let childrenPer = 4
         let total = composites * childrenPer
         let loop = self.loop
-        let completions = AnnotatedMutex([UInt8](repeating: 0, count: total))
-        let runs = AnnotatedMutex([UInt8](repeating: 0, count: total))
+        let completions = NativeMutex([UInt8](repeating: 0, count: total))
+        let runs = NativeMutex([UInt8](repeating: 0, count: total))
         var requests: [OperationRequest<CompositeResults>] = []
         for composite in 0..<composites {
             let children = (0..<childrenPer).map { child in

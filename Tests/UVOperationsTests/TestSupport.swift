@@ -9,7 +9,7 @@ import XCTest
 /// a broken test fails instead of hanging.
 final class Gate: Sendable {
     private let condition = NSCondition()
-    private let permits = AnnotatedMutex(0)
+    private let permits = NativeMutex(0)
 
     func open(_ count: Int = 1) {
         condition.lock()
@@ -49,7 +49,7 @@ final class Counter: Sendable {
 
 /// A record of events from any thread, in the order they happened.
 final class Log: Sendable {
-    private let entries = AnnotatedMutex<[String]>([])
+    private let entries = NativeMutex<[String]>([])
 
     func append(_ entry: String) { entries.withLock { $0.append(entry) } }
 

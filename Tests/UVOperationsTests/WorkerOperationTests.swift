@@ -101,7 +101,7 @@ final class WorkerOperationTests: LoopThreadTestCase {
     func testCancelWhileRunningReportsTheValueWithTheCancelledFlag() throws {
         let started = Gate()
         let proceed = Gate()
-        let completed = AnnotatedMutex<Outcome<Int>?>(nil)
+        let completed = NativeMutex<Outcome<Int>?>(nil)
         let request = try WorkerOperation(completion: { outcome in completed.withLock { $0 = outcome } }) { () -> Int in
             started.open()
             proceed.pass()

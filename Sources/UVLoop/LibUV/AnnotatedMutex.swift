@@ -1,14 +1,16 @@
 import CLibUV
 import Synchronization
 
-/// A `Mutex` whose hand-offs ThreadSanitizer sees.
+/// A `Mutex` stored inline (no allocation) whose hand-offs ThreadSanitizer sees: for state kept
+/// per object where threads rarely contend, such as the state of each of many operations.
 ///
-/// `Synchronization.Mutex` takes a contended lock in its futex slow path, inside the
-/// uninstrumented `libswiftSynchronization`: ThreadSanitizer then sees no ordering between two
-/// critical sections and reports false races on the protected value. This wrapper tells it about
-/// every hand-off (`__tsan_acquire` after locking, `__tsan_release` before unlocking, keyed by
-/// the value's address). Outside a `-sanitize=thread` build the annotations are null weak symbols
-/// and cost one predictable branch each.
+/// `NativeMutex` is the lock for state that threads do contend for: it costs two allocations but
+/// sleeps and wakes through a pthread mutex. `Synchronization.Mutex` needs none, but takes a
+/// contended lock through a priority-inheriting futex inside the uninstrumented
+/// `libswiftSynchronization`, so ThreadSanitizer sees no ordering between two critical sections
+/// and reports false races. This wrapper tells it about every hand-off (`__tsan_acquire` after
+/// locking, `__tsan_release` before unlocking, keyed by the mutex's address). Outside a
+/// `-sanitize=thread` build the annotations are null weak symbols and cost one branch each.
 package struct AnnotatedMutex<Value: ~Copyable>: ~Copyable {
     private let mutex: Mutex<Value>
 
