@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The process-wide loop: the one `@MainLoopActor` runs on, chosen once per process.
 ///
 /// Two ways to choose it:
@@ -55,7 +53,7 @@ final class MainLoopSlot: Sendable {
         case inUse(Loop, LoopThread?)
     }
 
-    private let state = Mutex(State.empty)
+    private let state = PthreadMutex(State.empty)
     private let threadName: String
 
     init(threadName: String) {

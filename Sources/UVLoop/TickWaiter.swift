@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The state of one `loop.ticks(every:)` iteration, shared by the consumer and the loop's timer:
 /// at most one waiting consumer and at most one tick kept for it.
 final class TickWaiter: Sendable {
@@ -10,7 +8,7 @@ final class TickWaiter: Sendable {
         var timer: LoopTimer?
     }
 
-    private let state = Mutex(State())
+    private let state = PthreadMutex(State())
 
     /// Remembers the timer, so that `cancel()` can stop it.
     func attach(_ timer: LoopTimer) {

@@ -1,5 +1,4 @@
-import Synchronization
-import UVLoop
+@testable import UVLoop
 import UVLoopTesting
 
 /// An actor pinned to a loop: every method runs on the loop's thread.
@@ -86,9 +85,9 @@ nonisolated func runsOnLoopThread(_ loop: Loop) async -> Bool {
     loop.isOnLoopThread
 }
 
-/// A log that any thread may append to.
+/// A log that any thread may append to (behind a lock ThreadSanitizer can see).
 final class SharedLog: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = PthreadMutex<[String]>([])
 
     func append(_ entry: String) {
         entries.withLock { $0.append(entry) }
