@@ -30,7 +30,8 @@ import Synchronization
 /// `shutdown()` refuses new work (posting throws `LoopError.shutDown`), runs everything posted
 /// before it began, cancels pending timers (sleepers throw `LoopError.shutDown`), closes every
 /// handle and closes the `uv_loop_t`. Nothing posted is dropped silently: it runs, or the call that
-/// posted it throws.
+/// posted it throws. Swift concurrency jobs, which cannot be refused, are described in the
+/// executor documentation (LoopExecutor.swift): none is dropped either.
 public final class Loop: Sendable {
     let queue: PostQueue
     let confined: LoopConfined<LoopState>

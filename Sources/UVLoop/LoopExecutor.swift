@@ -33,23 +33,26 @@
 ///
 /// ## Isolation checks
 /// `isIsolatingCurrentContext()` and `checkIsolated()` accept exactly the code that cannot run at
-/// the same time as the loop's jobs: code on the loop's thread while the loop is open (posted work,
-/// timer callbacks, code between the steps of a stepped loop). So `assumeIsolated` works for an
-/// actor on the loop (or `MainLoopActor`) inside `post`, `invoke` and timer callbacks, and traps
-/// anywhere else.
+/// the same time as the loop's jobs: code on the loop's thread until the loop closes (posted work,
+/// timer callbacks, code between the steps of a stepped loop), and, after it closed, the thread
+/// running its late jobs (below). So `assumeIsolated` works for an actor on the loop (or
+/// `MainLoopActor`) inside `post`, `invoke` and timer callbacks, and traps anywhere else.
 ///
 /// ## After shutdown
 /// `enqueue` cannot throw, and a job that never runs is a task that hangs forever, so the loop never
 /// drops one:
-/// - while shutting down, jobs are still queued, and the shutdown drain runs them before the loop
-///   closes (a task sleeping on an actor of the loop gets `LoopError.shutDown` back on that actor);
+/// - while shutting down, jobs are still queued, and the shutdown drain runs them on the loop's
+///   thread; the loop closes only once a drain leaves none behind. Jobs that shutdown itself causes
+///   on the loop's thread (work it drains starting tasks, tickers ending) run there;
 /// - once the loop has closed (or been detached) there is no loop thread to run them, so a job runs
 ///   on the thread that enqueued it, still one at a time and in order: while one thread runs such
-///   jobs, the others queue theirs for it. Such code is not on the loop's thread; what needs the loop
-///   (`post`, `schedule`, `sleep`) throws `LoopError.shutDown`.
+///   jobs, the others queue theirs for it. That covers actors used after shutdown, and a task that
+///   shutdown resumed (a sleep failing with `LoopError.shutDown`) whose way back to the actor passes
+///   through the global pool and arrives after the close. Such code is not on the loop's thread;
+///   what needs the loop (`post`, `schedule`, `sleep`) throws `LoopError.shutDown`.
 ///
-/// SwiftNIO, by contrast, prints an error and drops a job enqueued on a shut-down event loop, which
-/// leaves the task suspended forever.
+/// SwiftNIO, by contrast, prints an error and drops a job enqueued on a shut-down event loop (or
+/// traps, in its strict mode), which leaves the task suspended forever.
 extension Loop: SerialExecutor, TaskExecutor {
     /// Queues a step of a task that prefers this loop as its task executor; the runtime calls it.
     /// Callable from any thread; never runs the job inline while the loop is open. (Steps of actors

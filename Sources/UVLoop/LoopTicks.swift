@@ -7,8 +7,8 @@ extension Loop {
     ///     print("tick at", tick)
     /// }
     /// ```
-    /// Each iteration (`makeAsyncIterator()`, which `for await` calls) starts its own timer; the
-    /// first tick comes one interval after it. A consumer that falls behind gets the oldest tick it
+    /// Callable from any thread. Each iteration (`makeAsyncIterator()`, which `for await` calls)
+    /// starts its own timer on the loop; the first tick comes one interval after it. A consumer that falls behind gets the oldest tick it
     /// missed, then skips to the next one due: ticks never pile up. The sequence ends (`next()`
     /// returns `nil`) when the consuming task is cancelled, and when the loop shuts down. Cancelling
     /// the task, or dropping the iterator (leaving the `for await` loop), cancels the timer.

@@ -1,1 +1,2 @@
 print("demo")
+try runConcurrencySection()

@@ -93,6 +93,22 @@ final class LoopSleepTests: XCTestCase {
         }
     }
 
+    /// The README's async faces, on a loop that a thread runs.
+    func testAsyncFacesTogether() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let answer = try await loop.invoke { 21 * 2 }
+        try await loop.sleep(for: .milliseconds(10))
+        var ticks: [LoopInstant] = []
+        for await tick in try loop.ticks(every: .milliseconds(20)) {
+            ticks.append(tick)
+            if ticks.count == 3 { break }
+        }
+        XCTAssertEqual(answer, 42)
+        XCTAssertEqual(ticks.count, 3)
+        try thread.shutdown()
+    }
+
     func testAsyncInvokeHopsToTheLoopAndBack() async throws {
         let thread = try Loop.startThread()
         let loop = thread.loop

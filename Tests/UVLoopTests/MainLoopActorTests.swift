@@ -15,6 +15,12 @@ final class MainLoopCounter {
     }
 }
 
+/// The README's example.
+@MainLoopActor final class Session {
+    var requests = 0
+    func handle() { requests += 1 }
+}
+
 @MainLoopActor
 func mainLoopThreadCheck() -> Bool {
     MainLoop.shared.isOnLoopThread
@@ -62,6 +68,19 @@ final class MainLoopActorTests: XCTestCase {
         }
         XCTAssertTrue(fromTimer)
         XCTAssertEqual(MainLoop.shared.isIsolatingCurrentContext(), false)
+    }
+
+    func testTheReadmeSession() async throws {
+        let session = Session()
+        await session.handle()
+        try await MainLoop.shared.invoke {
+            MainLoopActor.assumeIsolated { session.handle() }
+        }
+        try MainLoop.shared.post {
+            MainLoopActor.assumeIsolated { session.handle() }
+        }
+        let requests = await session.requests
+        XCTAssertEqual(requests, 3, "the post was queued before this hop")
     }
 
     func testInstallingAfterFirstUseThrows() throws {
