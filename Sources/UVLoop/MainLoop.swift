@@ -53,7 +53,7 @@ final class MainLoopSlot: Sendable {
         case inUse(Loop, LoopThread?)
     }
 
-    private let state = PthreadMutex(State.empty)
+    private let state = NativeMutex(State.empty)
     private let threadName: String
 
     init(threadName: String) {

@@ -1,3 +1,4 @@
+
 /// Where a loop is in its life. Work is accepted only while `open`.
 enum LoopPhase: Sendable, Equatable {
     case open
@@ -26,7 +27,7 @@ final class PostQueue: Sendable {
         var lateJobs: [LateJob] = []
     }
 
-    let state = PthreadMutex(State())
+    let state = NativeMutex(State())
 
     /// Appends `job`; returns true when the loop needs waking. With `waking`, the wake is sent
     /// while the lock is held: shutdown changes the phase under the same lock before it closes the

@@ -1,3 +1,4 @@
+
 /// The state of one `await loop.sleep(for:)`: the continuation, the timer, and whether the task
 /// was cancelled, guarded so that exactly one of fire, cancel or shutdown resumes the task.
 final class SleepWaiter: Sendable {
@@ -7,7 +8,7 @@ final class SleepWaiter: Sendable {
         var cancelled = false
     }
 
-    private let state = PthreadMutex(State())
+    private let state = NativeMutex(State())
 
     /// Stores the continuation and timer; returns false if the task was cancelled meanwhile.
     func arm(_ continuation: CheckedContinuation<Void, any Error>, timer: LoopTimer) -> Bool {

@@ -8,7 +8,7 @@ final class TickWaiter: Sendable {
         var timer: LoopTimer?
     }
 
-    private let state = PthreadMutex(State())
+    private let state = NativeMutex(State())
 
     /// Remembers the timer, so that `cancel()` can stop it.
     func attach(_ timer: LoopTimer) {

@@ -87,7 +87,7 @@ nonisolated func runsOnLoopThread(_ loop: Loop) async -> Bool {
 
 /// A log that any thread may append to (behind a lock ThreadSanitizer can see).
 final class SharedLog: Sendable {
-    private let entries = PthreadMutex<[String]>([])
+    private let entries = NativeMutex<[String]>([])
 
     func append(_ entry: String) {
         entries.withLock { $0.append(entry) }
