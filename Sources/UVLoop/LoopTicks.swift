@@ -29,7 +29,9 @@ extension Loop {
 ///
 /// Elements are the loop's time when each tick fired (under a manual clock: exactly each deadline).
 public struct LoopTicks: AsyncSequence, Sendable {
+    /// The loop's time when a tick fired.
     public typealias Element = LoopInstant
+    /// Ticks never fail: the sequence ends instead (cancellation, shutdown).
     public typealias Failure = Never
 
     /// The loop whose timer drives the sequence.
