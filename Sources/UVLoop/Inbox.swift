@@ -1,3 +1,5 @@
+import Glibc
+import Synchronization
 
 /// A zero-allocation posting path: values of one `Sendable` type, sent from any thread, delivered
 /// in order to one receiver on the loop's thread.
@@ -29,24 +31,27 @@ public final class Inbox<Message: Sendable>: Sendable {
     /// - Throws: `LoopError.shutDown` once the inbox or its loop is closed: the message was not sent.
     @inline(__always)
     public func send(_ message: Message) throws(LoopError) {
-        try queue.state.withLock { [wake] (state: inout InboxQueue<Message>.State) throws(LoopError) in
+        let mustWake = try queue.state.withLock { [queue] (state: inout InboxQueue<Message>.State) throws(LoopError) -> Bool in
             guard state.isOpen else { throw LoopError.shutDown }
             state.messages.append(message)
-            if state.wakePending { return }
+            if state.wakePending { return false }
             state.wakePending = true
-            // Sent under the lock: `finish()` closes the inbox under it before closing the handle.
-            wake.send()
+            queue.wakersInFlight.add(1, ordering: .relaxed)
+            return true
         }
+        if mustWake { queue.sendRegisteredWake(wake) }
     }
 
     /// Closes the inbox: later sends throw; messages already sent are still delivered.
     /// Callable from any thread; idempotent. The loop's shutdown closes every inbox too.
     public func close() {
-        queue.state.withLock { [wake] state in
-            guard state.isOpen else { return }
+        let mustWake = queue.state.withLock { [queue] state -> Bool in
+            guard state.isOpen else { return false }
             state.isOpen = false
-            wake.send()
+            queue.wakersInFlight.add(1, ordering: .relaxed)
+            return true
         }
+        if mustWake { queue.sendRegisteredWake(wake) }
     }
 
     deinit { close() }
@@ -58,6 +63,16 @@ final class InboxQueue<Message: Sendable>: Sendable {
         var messages: [Message] = []
         var wakePending = false
         var isOpen = true
+    }
+
+    /// Senders between deciding to wake the loop (under the lock) and returning from
+    /// `uv_async_send`; the handle is closed only once this is zero (see `PostQueue`).
+    let wakersInFlight = Atomic<Int>(0)
+
+    @inline(__always)
+    func sendRegisteredWake(_ wake: WakeHandle) {
+        wake.send()
+        wakersInFlight.subtract(1, ordering: .releasing)
     }
 
     let state = NativeMutex(State())
@@ -109,6 +124,7 @@ final class InboxConsumer<Message: Sendable> {
         closed = true
         queue.state.withLock { $0.isOpen = false }
         _ = deliver(everything: true)
+        while queue.wakersInFlight.load(ordering: .acquiring) != 0 { sched_yield() }
         wake?.close()
         wake = nil
     }

@@ -401,11 +401,14 @@ public final class Loop: Sendable {
     /// Callable from any thread.
     public func stop() {
         let onLoopThread = isOnLoopThread
-        queue.state.withLock { [wake] state in
-            guard state.phase == .open else { return }
+        let mustWake = queue.state.withLock { [queue] state -> Bool in
+            guard state.phase == .open else { return false }
             state.stopRequested = true
-            if !onLoopThread { wake.send() }
+            if onLoopThread { return false }
+            queue.wakersInFlight.add(1, ordering: .relaxed)
+            return true
         }
+        if mustWake { queue.sendRegisteredWake(wake) }
         if onLoopThread { confined.value.requestDrain() }
     }
 
@@ -419,14 +422,15 @@ public final class Loop: Sendable {
     public func shutdown() {
         precondition(native.isOwned, "UVLoop: shutdown() on an adopted loop; call detach() on the owner's thread instead")
         let onLoopThread = isOnLoopThread
-        let began = queue.state.withLock { [wake] state in
+        let began = queue.state.withLock { [queue] state in
             guard state.phase == .open else { return false }
             state.phase = .shuttingDown
             state.wakePending = true
-            if !onLoopThread { wake.send() }
+            if !onLoopThread { queue.wakersInFlight.add(1, ordering: .relaxed) }
             return true
         }
         guard began else { return }
+        if !onLoopThread { queue.sendRegisteredWake(wake) }
         if onLoopThread {
             let state = confined.value
             if state.isRunning {

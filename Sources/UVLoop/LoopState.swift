@@ -353,6 +353,8 @@ final class LoopState {
                 releaseInboxesAndTimers()
             }
         } while !queue.close(as: finalPhase)
+        // No waker can register any more (the phase refuses work); let those in flight finish.
+        queue.waitForWakers()
         wake.close()
         idle.close()
         check.close()

@@ -32,27 +32,30 @@ extension PostQueue {
     /// - closed or detached: handed to the late runner, or the caller becomes it.
     @inline(__always)
     func admit(_ job: Job, late: @autoclosure () -> LateJob, waking: WakeHandle?) -> JobAdmission {
-        state.withLock { state in
+        // `mustWake`: a wake-up was registered in `wakersInFlight`; it is sent after unlocking.
+        let (admission, mustWake) = state.withLock { state -> (JobAdmission, Bool) in
             switch state.phase {
             case .open:
                 state.jobs.append(job)
-                if state.wakePending { return .queued }
+                if state.wakePending { return (.queued, false) }
                 state.wakePending = true
-                guard let waking else { return .queuedNeedsDrain }
-                waking.send()
-                return .queued
+                guard waking != nil else { return (.queuedNeedsDrain, false) }
+                wakersInFlight.add(1, ordering: .relaxed)
+                return (.queued, true)
             case .shuttingDown:
                 state.jobs.append(job)
-                return .queued
+                return (.queued, false)
             case .closed, .detached:
                 if state.lateRunner != nil {
                     state.lateJobs.append(late())
-                    return .queued
+                    return (.queued, false)
                 }
                 state.lateRunner = .current
-                return .runHere
+                return (.runHere, false)
             }
         }
+        if mustWake, let waking { sendRegisteredWake(waking) }
+        return admission
     }
 
     /// The late runner's next batch, swapped into `buffer` (which must be empty); when there is

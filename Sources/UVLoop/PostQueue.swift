@@ -1,3 +1,5 @@
+import Glibc
+import Synchronization
 
 /// Where a loop is in its life. Work is accepted only while `open`.
 enum LoopPhase: Sendable, Equatable {
@@ -29,19 +31,38 @@ final class PostQueue: Sendable {
 
     let state = NativeMutex(State())
 
-    /// Appends `job`; returns true when the loop needs waking. With `waking`, the wake is sent
-    /// while the lock is held: shutdown changes the phase under the same lock before it closes the
-    /// handle, so a send can never reach a closed (freed) handle.
+    /// Threads between deciding, under the lock, to wake the loop and returning from
+    /// `uv_async_send`. The send itself happens outside the lock, so that the woken loop thread
+    /// does not find the lock taken; closing the async handle waits for this to reach zero.
+    let wakersInFlight = Atomic<Int>(0)
+
+    /// Appends `job`; returns true when the loop needs waking. With `waking`, the wake is sent here,
+    /// after the lock is released, registered in `wakersInFlight` so the handle outlives the send.
     @inline(__always)
     func append(_ job: Job, waking: WakeHandle?) throws(LoopError) -> Bool {
-        try state.withLock { (state: inout State) throws(LoopError) -> Bool in
+        let mustWake = try state.withLock { (state: inout State) throws(LoopError) -> Bool in
             guard state.phase == .open else { throw state.phase.refusal }
             state.jobs.append(job)
             if state.wakePending { return false }
             state.wakePending = true
-            waking?.send()
+            if waking != nil { wakersInFlight.add(1, ordering: .relaxed) }
             return true
         }
+        if mustWake, let waking { sendRegisteredWake(waking) }
+        return mustWake
+    }
+
+    /// Sends a wake-up registered (under the lock) in `wakersInFlight`, and unregisters it.
+    @inline(__always)
+    func sendRegisteredWake(_ wake: WakeHandle) {
+        wake.send()
+        wakersInFlight.subtract(1, ordering: .releasing)
+    }
+
+    /// Waits until every registered wake-up has been sent. Called by the loop's thread after the
+    /// phase stopped accepting work (so no new waker can register) and before closing the handle.
+    func waitForWakers() {
+        while wakersInFlight.load(ordering: .acquiring) != 0 { sched_yield() }
     }
 
     /// Swaps the pending jobs into `buffer` (which must be empty) and clears the wake flag.
