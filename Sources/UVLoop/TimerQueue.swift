@@ -8,8 +8,14 @@ enum TimerWork: Sendable {
 }
 
 /// The loop's pending timers: an indexed 4-ary min-heap on (deadline, sequence) plus a slab of
-/// slots that hold each timer's work. Start, cancel and pop are O(log n) with no allocation once
-/// the arrays have grown; cancel finds its entry through the slot's heap index.
+/// slots that hold each timer's work. Start and pop are O(log n) with no allocation once the
+/// arrays have grown.
+///
+/// Cancel is O(1): it takes the work out of the slot (so what the closure captured is released at
+/// once) and leaves a dead entry in the heap, skipped when it reaches the top. When dead entries
+/// outnumber live ones the heap is rebuilt without them in O(n), so cancelling costs amortized O(1)
+/// and the heap never holds more than twice the live timers. A cancel-heavy workload (timeouts
+/// that are almost always cancelled) thus never walks the heap on cancel.
 ///
 /// Mutating methods never call user code and never release user closures: they hand the work back
 /// to the caller, which runs or drops it after the access ends, so a callback may schedule or
@@ -39,9 +45,23 @@ struct TimerQueue {
     /// The sequence number the next insertion gets: timers scheduled from now on compare later.
     private(set) var nextSequence: UInt64 = 0
 
-    var count: Int { heap.count }
+    /// Entries in `heap` whose timer was cancelled or fired early (their slot has no work).
+    private var deadCount = 0
 
-    var earliestDeadline: UInt64? { heap.first?.deadline }
+    /// The number of live (pending) timers.
+    var count: Int { heap.count - deadCount }
+
+    /// The earliest live deadline; drops dead entries from the top first.
+    var earliestDeadline: UInt64? {
+        mutating get {
+            while let first = heap.first, slots[Int(first.slot)].work == nil {
+                removeEntry(at: 0)
+                _ = free(slot: first.slot)
+                deadCount -= 1
+            }
+            return heap.first?.deadline
+        }
+    }
 
     mutating func insert(_ timer: LoopTimer, deadline: UInt64, work: TimerWork) {
         let slot: Int32
@@ -63,26 +83,51 @@ struct TimerQueue {
         nextSequence &+= 1
     }
 
-    /// Takes a pending timer off the schedule and frees its slot; returns its work for the caller
-    /// to drop. Returns nil when the timer is not scheduled, or is running its callback right now
-    /// (then the firing code frees it when the callback returns).
+    /// Takes a pending timer off the schedule; returns its work for the caller to drop (or run).
+    /// Returns nil when the timer is not scheduled, or is running its callback right now (then the
+    /// firing code frees it when the callback returns). The heap entry stays behind, dead.
     mutating func remove(_ timer: LoopTimer) -> TimerWork? {
         let slot = timer.slot.load(ordering: .relaxed)
-        guard slot >= 0, slots[Int(slot)].timer === timer else { return nil }
-        let index = slots[Int(slot)].heapIndex
-        guard index >= 0 else { return nil }
-        removeEntry(at: Int(index))
-        return free(slot: slot)
+        guard slot >= 0, slots[Int(slot)].timer === timer, slots[Int(slot)].heapIndex >= 0,
+              let work = slots[Int(slot)].work else { return nil }
+        slots[Int(slot)].work = nil
+        deadCount += 1
+        if deadCount > 64 && deadCount > heap.count / 2 { dropDeadEntries() }
+        return work
+    }
+
+    /// Rebuilds the heap from its live entries (Floyd's heap construction, O(n)).
+    private mutating func dropDeadEntries() {
+        var live: [Entry] = []
+        live.reserveCapacity(heap.count - deadCount)
+        for entry in heap {
+            if slots[Int(entry.slot)].work == nil {
+                _ = free(slot: entry.slot)
+            } else {
+                live.append(entry)
+            }
+        }
+        heap = live
+        deadCount = 0
+        for index in heap.indices { slots[Int(heap[index].slot)].heapIndex = Int32(index) }
+        if heap.count > 1 {
+            for index in stride(from: (heap.count - 2) / 4, through: 0, by: -1) { siftDown(from: index) }
+        }
     }
 
     /// Pops the earliest timer if it is due at `now` and was scheduled before `sequenceLimit`;
     /// its slot stays allocated (heap index -1) until `free(slot:)`.
     mutating func popDue(now: UInt64, sequenceLimit: UInt64) -> Entry? {
-        guard let first = heap.first, first.deadline <= now, first.sequence < sequenceLimit else {
-            return nil
+        while let first = heap.first, first.deadline <= now, first.sequence < sequenceLimit {
+            removeEntry(at: 0)
+            if slots[Int(first.slot)].work == nil {
+                _ = free(slot: first.slot)
+                deadCount -= 1
+                continue
+            }
+            return first
         }
-        removeEntry(at: 0)
-        return first
+        return nil
     }
 
     func timer(at slot: Int32) -> LoopTimer { slots[Int(slot)].timer! }
@@ -100,13 +145,15 @@ struct TimerQueue {
 
     /// Empties the queue, returning every pending timer with its work, in firing order.
     mutating func removeAll() -> [(LoopTimer, TimerWork?)] {
-        var ordered = heap
+        var ordered = heap.filter { slots[Int($0.slot)].work != nil }
         ordered.sort { $0.fires(before: $1) }
         let result = ordered.map { entry in (slots[Int(entry.slot)].timer!, slots[Int(entry.slot)].work) }
         for entry in ordered { slots[Int(entry.slot)].timer?.slot.store(-1, ordering: .relaxed) }
+        for entry in heap { slots[Int(entry.slot)].timer?.slot.store(-1, ordering: .relaxed) }
         heap.removeAll()
         slots.removeAll()
         freeSlots.removeAll()
+        deadCount = 0
         return result
     }
 

@@ -222,4 +222,27 @@ final class TimerTests: XCTestCase {
             XCTAssertEqual(error as? LoopError, .shutDown)
         }
     }
+
+    func testMassCancellationCompactsAndTheRestStillFireInOrder() throws {
+        let loop = try Loop.manual()
+        let fired = LoopBound([Int](), loop: loop)
+        var timers: [LoopTimer] = []
+        for i in 0..<2000 {
+            // Deadlines out of order, with ties, to exercise the rebuilt heap.
+            let ms = (i * 7919) % 500
+            timers.append(try loop.schedule(after: .milliseconds(ms)) { fired.value.append(i) })
+        }
+        var expected: [(ms: Int, i: Int)] = []
+        for (i, timer) in timers.enumerated() {
+            if i % 10 == 3 {
+                expected.append(((i * 7919) % 500, i))
+            } else {
+                XCTAssertTrue(timer.cancel())
+            }
+        }
+        XCTAssertEqual(loop.scheduledTimerCount, 200)
+        try loop.advanceTime(by: .seconds(1))
+        XCTAssertEqual(fired.value, expected.sorted { ($0.ms, $0.i) < ($1.ms, $1.i) }.map(\.i))
+        XCTAssertEqual(loop.scheduledTimerCount, 0)
+    }
 }
