@@ -138,19 +138,24 @@ final class LoopState {
     func drainPosted(budget: Int? = nil) {
         var remaining = budget ?? postBudget
         var tookSnapshot = false
+        // Work on local copies: stored properties of this class touched across the call into a
+        // job would each cost a run-time exclusivity check per job (about 60 instructions).
+        var jobs: [Job] = []
+        swap(&jobs, &batch)
+        var index = batchIndex
         while remaining > 0 {
-            if batchIndex == batch.count {
+            if index == jobs.count {
                 if tookSnapshot { break }
-                batch.removeAll(keepingCapacity: true)
-                batchIndex = 0
+                jobs.removeAll(keepingCapacity: true)
+                index = 0
                 drainRequested = false
-                queue.takeAll(into: &batch)
+                queue.takeAll(into: &jobs)
                 tookSnapshot = true
-                if batch.isEmpty { break }
+                if jobs.isEmpty { break }
             }
             var job = Job.empty
-            swap(&job, &batch[batchIndex])
-            batchIndex += 1
+            swap(&job, &jobs[index])
+            index += 1
             remaining -= 1
             switch job {
             case .run(let work): work()
@@ -161,6 +166,8 @@ final class LoopState {
             case .empty: break
             }
         }
+        swap(&jobs, &batch)
+        batchIndex = index
         if !tookSnapshot {
             // This call consumed a wake-up without looking at the queue: whatever that wake-up
             // announced must be picked up by a later drain.
@@ -200,15 +207,18 @@ final class LoopState {
     }
 
     private func runNextIterationSnapshot() {
-        swap(&nextIteration, &nextIterationSnapshot)
+        var snapshot: [@Sendable () -> Void] = []
+        swap(&snapshot, &nextIterationSnapshot)
+        swap(&nextIteration, &snapshot)
         var index = 0
-        while index < nextIterationSnapshot.count {
-            let work = nextIterationSnapshot[index]
-            nextIterationSnapshot[index] = Self.noWork
+        while index < snapshot.count {
+            let work = snapshot[index]
+            snapshot[index] = Self.noWork
             index += 1
             work()
         }
-        nextIterationSnapshot.removeAll(keepingCapacity: true)
+        snapshot.removeAll(keepingCapacity: true)
+        swap(&snapshot, &nextIterationSnapshot)
     }
 
     private static let noWork: @Sendable () -> Void = {}

@@ -32,10 +32,13 @@ struct TimerQueue {
         }
     }
 
+    /// Fields in this order pack into 32 bytes (the optional work's tag byte shares a word with
+    /// the heap index); the other orders take 40.
     struct Slot {
+        /// The timer's work; nil once cancelled or fired early (a dead heap entry).
+        var work: TimerWork?
         /// Position in `heap`, or -1 while the timer's callback runs (popped, not yet freed).
         var heapIndex: Int32
-        var work: TimerWork?
         var timer: LoopTimer?
     }
 
@@ -67,10 +70,10 @@ struct TimerQueue {
         let slot: Int32
         if let reused = freeSlots.popLast() {
             slot = reused
-            slots[Int(slot)] = Slot(heapIndex: -1, work: work, timer: timer)
+            slots[Int(slot)] = Slot(work: work, heapIndex: -1, timer: timer)
         } else {
             slot = Int32(slots.count)
-            slots.append(Slot(heapIndex: -1, work: work, timer: timer))
+            slots.append(Slot(work: work, heapIndex: -1, timer: timer))
         }
         timer.slot.store(slot, ordering: .relaxed)
         push(Entry(deadline: deadline, sequence: nextSequence, slot: slot))
@@ -138,7 +141,7 @@ struct TimerQueue {
     mutating func free(slot: Int32) -> TimerWork? {
         let work = slots[Int(slot)].work
         slots[Int(slot)].timer?.slot.store(-1, ordering: .relaxed)
-        slots[Int(slot)] = Slot(heapIndex: -1, work: nil, timer: nil)
+        slots[Int(slot)] = Slot(work: nil, heapIndex: -1, timer: nil)
         freeSlots.append(slot)
         return work
     }

@@ -245,4 +245,10 @@ final class TimerTests: XCTestCase {
         XCTAssertEqual(fired.value, expected.sorted { ($0.ms, $0.i) < ($1.ms, $1.i) }.map(\.i))
         XCTAssertEqual(loop.scheduledTimerCount, 0)
     }
+
+    func testPerTimerBookkeepingStaysCompact() {
+        // The memory budget per pending timer (issue 3: at most 100 bytes besides captures).
+        XCTAssertLessThanOrEqual(MemoryLayout<TimerQueue.Slot>.stride, 32)
+        XCTAssertLessThanOrEqual(MemoryLayout<TimerQueue.Entry>.stride, 24)
+    }
 }

@@ -8,28 +8,37 @@ import CLibUV
 /// and which costs a system call per hand-off. A pthread mutex is intercepted by ThreadSanitizer and
 /// spins briefly before sleeping.
 ///
-/// `@unchecked Sendable` is safe because `value` is read and written only inside `withLock`, while
-/// the mutex is held; the mutex lives in heap memory that never moves and is destroyed in `deinit`,
-/// when no thread can hold a reference any more.
+/// The value lives behind a pointer rather than in a stored `var`: the mutex already makes access
+/// exclusive, and a class's stored property would add a run-time exclusivity check to every lock
+/// (about 60 instructions, measured with callgrind on the post path).
+///
+/// `@unchecked Sendable` is safe because the value is read and written only inside `withLock`,
+/// while the mutex is held; the mutex and the value live in heap memory that never moves and is
+/// freed in `deinit`, when no thread can hold a reference any more.
+@usableFromInline
 package final class NativeMutex<Value>: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<uv_mutex_t>.allocate(capacity: 1)
-    private var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<uv_mutex_t>
+    @usableFromInline let value: UnsafeMutablePointer<Value>
 
-    package init(_ value: Value) {
-        self.value = value
+    package init(_ initialValue: Value) {
+        mutex = .allocate(capacity: 1)
+        value = .allocate(capacity: 1)
+        value.initialize(to: initialValue)
         precondition(uv_mutex_init(mutex) == 0, "UVLoop: uv_mutex_init failed")
     }
 
     deinit {
         uv_mutex_destroy(mutex)
         mutex.deallocate()
+        value.deinitialize(count: 1)
+        value.deallocate()
     }
 
     /// Runs `body` with the value while holding the lock. `body` must not take the same lock.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         uv_mutex_lock(mutex)
         defer { uv_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&value.pointee)
     }
 }

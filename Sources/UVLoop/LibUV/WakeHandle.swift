@@ -5,8 +5,9 @@ import CLibUV
 /// `@unchecked Sendable` is safe because the only call made from other threads is `uv_async_send`,
 /// which libuv documents as thread-safe; `close`, `ref` and `unref` are called on the loop thread.
 /// The memory stays valid until the close callback, which runs after the owner stopped sending.
+@usableFromInline
 struct WakeHandle: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<uv_async_t>
+    @usableFromInline let pointer: UnsafeMutablePointer<uv_async_t>
 
     /// Must be called on the loop's thread.
     init(loop: NativeLoop, _ onWake: @escaping () -> Void) throws(LoopError) {
@@ -20,7 +21,7 @@ struct WakeHandle: @unchecked Sendable {
     }
 
     /// Thread-safe. Sends coalesce: several before the callback give one callback.
-    @inline(__always)
+    @inlinable @inline(__always)
     func send() { _ = uv_async_send(pointer) }
 
     func unref() { uv_unref(pointer.asHandle) }
