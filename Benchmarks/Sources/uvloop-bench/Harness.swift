@@ -62,6 +62,55 @@ struct RunOptions {
     var verbose = false
 }
 
+/// A watchdog: a run that takes longer than `limit` seconds is reported as a hang, with the partial
+/// results printed, and the process exits with status 3 (a benchmark must never wait forever).
+final class Watchdog: @unchecked Sendable {
+    static let shared = Watchdog()
+    private var lock = pthread_mutex_t()
+    private var label = ""
+    private var deadline: UInt64 = .max
+    var onHang: (@Sendable (String) -> Void)?
+    /// Seconds one run (or session setup) may take before it counts as a hang (set before any run).
+    var limitSeconds: Double = 120
+
+    private init() {
+        pthread_mutex_init(&lock, nil)
+        _ = BenchThread { [unowned self] in
+            while true {
+                sleepNs(500_000_000)
+                pthread_mutex_lock(&self.lock)
+                let expired = nowNs() > self.deadline
+                let what = self.label
+                pthread_mutex_unlock(&self.lock)
+                if expired {
+                    FileHandleOut.err("uvloop-bench: HANG: \(what) did not finish within its time limit")
+                    self.onHang?(what)
+                    _exit(3)
+                }
+            }
+        }
+    }
+
+    func arm(_ what: String, seconds: Double) {
+        pthread_mutex_lock(&lock)
+        label = what
+        deadline = nowNs() + UInt64(seconds * 1e9)
+        pthread_mutex_unlock(&lock)
+    }
+
+    func disarm() {
+        pthread_mutex_lock(&lock)
+        deadline = .max
+        pthread_mutex_unlock(&lock)
+    }
+}
+
+func guarded<T>(_ what: String, _ body: () throws -> T) rethrows -> T {
+    Watchdog.shared.arm(what, seconds: Watchdog.shared.limitSeconds)
+    defer { Watchdog.shared.disarm() }
+    return try body()
+}
+
 func median(_ xs: [Double]) -> Double {
     let s = xs.sorted()
     if s.isEmpty { return .nan }
@@ -80,12 +129,12 @@ func runCase(_ c: BenchCase, options: RunOptions) -> [BenchResult] {
 
     func session(_ i: Int) throws -> Session {
         if let s = sessions[i] { return s }
-        let s = try live[i].make!()
+        let s = try guarded("\(c.workload) n=\(c.n) \(live[i].impl) (setup)") { try live[i].make!() }
         sessions[i] = s
         return s
     }
     func release(_ i: Int) {
-        sessions[i]?.close()
+        if let s = sessions[i] { guarded("\(c.workload) n=\(c.n) \(live[i].impl) (close)") { s.close() } }
         sessions[i] = nil
     }
 
@@ -101,7 +150,7 @@ func runCase(_ c: BenchCase, options: RunOptions) -> [BenchResult] {
             let s = try session(i)
             mc_set_enabled(true)
             let before = mc_snapshot()
-            let sample = try s.run()
+            let sample = try guarded("\(c.workload) n=\(c.n) \(live[i].impl) (warm-up)") { try s.run() }
             let after = mc_snapshot()
             mc_set_enabled(false)
             allocs[i] = Double(after.allocations - before.allocations) / Double(max(sample.ops, 1))
@@ -118,7 +167,7 @@ func runCase(_ c: BenchCase, options: RunOptions) -> [BenchResult] {
         for i in order where failed[i] == nil {
             do {
                 let s = try session(i)
-                let sample = try s.run()
+                let sample = try guarded("\(c.workload) n=\(c.n) \(live[i].impl) (run \(r + 1))") { try s.run() }
                 samples[i].append(sample.value)
                 if !c.warmUp, let a = sample.allocsPerOp { allocs[i] = a }
                 if c.freshSessionPerRun { release(i) }

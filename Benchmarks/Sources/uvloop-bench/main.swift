@@ -220,12 +220,16 @@ while !args.isEmpty {
     case "--only": if !args.isEmpty { only += args.removeFirst().split(separator: ",").map(String.init) }
     case "--reps": explicitReps = args.isEmpty ? nil : Int(args.removeFirst())
     case "--list": listOnly = true
+    case "--timeout":
+        if let t = args.isEmpty ? nil : Double(args.removeFirst()) { Watchdog.shared.limitSeconds = t }
     case "-h", "--help":
         print("""
         usage: uvloop-bench [--quick] [--reps N] [--only WORKLOAD[,WORKLOAD...]] [--json FILE] [--list]
+                            [--timeout SECONDS]
           --quick   same workloads and counts, fewer repetitions (3 instead of 7)
           --only    run only these workloads (exact names, or prefixes ending in *)
           --json    also write the results to FILE
+          --timeout a run that takes longer is reported as a hang (exit status 3); default 120
         """)
         exit(0)
     default:
@@ -257,12 +261,30 @@ if listOnly {
     exit(0)
 }
 
+/// Results so far, readable from the watchdog's thread when a run hangs.
+final class ResultStore: @unchecked Sendable {
+    private var lock = pthread_mutex_t()
+    private var stored: [BenchResult] = []
+    init() { pthread_mutex_init(&lock, nil) }
+    func append(_ rs: [BenchResult]) { pthread_mutex_lock(&lock); stored += rs; pthread_mutex_unlock(&lock) }
+    var all: [BenchResult] { pthread_mutex_lock(&lock); defer { pthread_mutex_unlock(&lock) }; return stored }
+}
+let store = ResultStore()
+let jsonTarget = jsonPath
+Watchdog.shared.onHang = { what in
+    print("\nPartial results (the run hung in \(what)):\n")
+    printTable(store.all)
+    if let jsonTarget { try? writeJSON(store.all, to: jsonTarget, meta: ["hang": what]) }
+    fflush(nil)
+}
+
 let started = nowNs()
 var results: [BenchResult] = []
 for c in cases {
     let t0 = nowNs()
     let rs = runCase(c, options: options)
     results += rs
+    store.append(rs)
     let summary = rs.map { "\($0.impl) \($0.value.map(format) ?? "pending")" }.joined(separator: ", ")
     FileHandleOut.err("[\(fixed(Double(nowNs() - t0) / 1e9, 1)) s] \(c.workload) n=\(c.n): \(summary)")
 }
