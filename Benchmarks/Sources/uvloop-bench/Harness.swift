@@ -1,5 +1,6 @@
 // The harness: interleaved repetitions, medians, allocation counting, the table and the JSON file.
 import CMallocCount
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,7 +36,7 @@ struct BenchCase {
     let workload: String
     let n: Int
     let unit: String
-    let impls: [ImplSpec]
+    var impls: [ImplSpec]
     /// Make and close a session around every single run (idle_cpu, timer_memory), so that no other
     /// impl's loop is alive while one is measured.
     var freshSessionPerRun = false
@@ -54,6 +55,8 @@ struct BenchResult: Sendable {
     let value: Double?          // median; nil when pending
     let allocsPerOp: Double?
     let samples: [Double]
+    /// Why there is no value although the impl exists (a hang, an error).
+    var failure: String? = nil
 }
 
 struct RunOptions {
@@ -62,53 +65,36 @@ struct RunOptions {
     var verbose = false
 }
 
-/// A watchdog: a run that takes longer than `limit` seconds is reported as a hang, with the partial
-/// results printed, and the process exits with status 3 (a benchmark must never wait forever).
-final class Watchdog: @unchecked Sendable {
-    static let shared = Watchdog()
-    private var lock = pthread_mutex_t()
-    private var label = ""
-    private var deadline: UInt64 = .max
-    var onHang: (@Sendable (String) -> Void)?
-    /// Seconds one run (or session setup) may take before it counts as a hang (set before any run).
-    var limitSeconds: Double = 120
-
-    private init() {
-        pthread_mutex_init(&lock, nil)
-        _ = BenchThread { [unowned self] in
-            while true {
-                sleepNs(500_000_000)
-                pthread_mutex_lock(&self.lock)
-                let expired = nowNs() > self.deadline
-                let what = self.label
-                pthread_mutex_unlock(&self.lock)
-                if expired {
-                    FileHandleOut.err("uvloop-bench: HANG: \(what) did not finish within its time limit")
-                    self.onHang?(what)
-                    _exit(3)
-                }
-            }
-        }
-    }
-
-    func arm(_ what: String, seconds: Double) {
-        pthread_mutex_lock(&lock)
-        label = what
-        deadline = nowNs() + UInt64(seconds * 1e9)
-        pthread_mutex_unlock(&lock)
-    }
-
-    func disarm() {
-        pthread_mutex_lock(&lock)
-        deadline = .max
-        pthread_mutex_unlock(&lock)
-    }
+/// Seconds one run (or session setup or close) may take before it counts as a hang.
+final class Limits: @unchecked Sendable {
+    static let shared = Limits()
+    var hangSeconds: Double = 120 // set once, before any run
 }
 
-func guarded<T>(_ what: String, _ body: () throws -> T) rethrows -> T {
-    Watchdog.shared.arm(what, seconds: Watchdog.shared.limitSeconds)
-    defer { Watchdog.shared.disarm() }
-    return try body()
+/// Carries a guarded body to its thread and the result back (under the semaphore's happens-before).
+final class GuardedOutcome<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+    let body: () throws -> T
+    init(_ body: @escaping () throws -> T) { self.body = body }
+}
+
+/// Runs `body` on a thread of its own and waits at most `Limits.shared.hangSeconds` for it. A body
+/// that does not finish by then is reported as a hang (`BenchError.hang`) and abandoned with what it
+/// holds, so that the rest of the suite still runs and the table shows which impl hung.
+func guarded<T>(_ what: String, _ body: @escaping () throws -> T) throws -> T {
+    let outcome = GuardedOutcome(body)
+    let done = DispatchSemaphore(value: 0)
+    let thread = BenchThread {
+        outcome.result = Result { try outcome.body() }
+        done.signal()
+    }
+    let limit = DispatchTime.now() + .nanoseconds(Int(Limits.shared.hangSeconds * 1e9))
+    if done.wait(timeout: limit) == .timedOut {
+        FileHandleOut.err("uvloop-bench: HANG: \(what) did not finish within \(Int(Limits.shared.hangSeconds)) s; abandoned")
+        throw BenchError.hang(what)
+    }
+    thread.join()
+    return try outcome.result!.get()
 }
 
 func median(_ xs: [Double]) -> Double {
@@ -134,7 +120,9 @@ func runCase(_ c: BenchCase, options: RunOptions) -> [BenchResult] {
         return s
     }
     func release(_ i: Int) {
-        if let s = sessions[i] { guarded("\(c.workload) n=\(c.n) \(live[i].impl) (close)") { s.close() } }
+        if let s = sessions[i] {
+            do { try guarded("\(c.workload) n=\(c.n) \(live[i].impl) (close)") { s.close() } } catch {}
+        }
         sessions[i] = nil
     }
 
@@ -158,6 +146,7 @@ func runCase(_ c: BenchCase, options: RunOptions) -> [BenchResult] {
         } catch {
             mc_set_enabled(false)
             failed[i] = "\(error)"
+            if case BenchError.hang = error { sessions[i] = nil } // abandoned, never closed
         }
     }
 
@@ -173,6 +162,7 @@ func runCase(_ c: BenchCase, options: RunOptions) -> [BenchResult] {
                 if c.freshSessionPerRun { release(i) }
             } catch {
                 failed[i] = "\(error)"
+                if case BenchError.hang = error { sessions[i] = nil }
             }
         }
     }
@@ -183,6 +173,8 @@ func runCase(_ c: BenchCase, options: RunOptions) -> [BenchResult] {
         if let i = live.firstIndex(where: { $0.impl == spec.impl }) {
             if let f = failed[i] {
                 FileHandleOut.err("\(c.workload) n=\(c.n) \(spec.impl): \(f)")
+                results.append(BenchResult(workload: c.workload, n: c.n, impl: spec.impl, unit: c.unit,
+                                           value: nil, allocsPerOp: nil, samples: [], failure: f))
                 continue
             }
             results.append(BenchResult(workload: c.workload, n: c.n, impl: spec.impl, unit: c.unit,
@@ -255,7 +247,7 @@ func printTable(_ results: [BenchResult]) {
             print("")
         }
         last = key
-        let value = r.value.map(format) ?? "pending"
+        let value = r.value.map(format) ?? (r.failure.map { $0.hasPrefix("hang") ? "HANG" : "FAILED" } ?? "pending")
         let allocs = r.allocsPerOp.map { fixed($0, 2) } ?? "-"
         let ratio = ratioToUVLoop(r, in: results).map { fixed($0, 2) + "x" } ?? "-"
         print([pad(r.workload, 26), pad(String(r.n), 9, right: true), "  " + pad(r.impl, 17),
@@ -289,12 +281,16 @@ func writeJSON(_ results: [BenchResult], to path: String, meta: [String: String]
             + "\"ns_per_op\": \(jsonNumber(r.value)), \"allocs_per_op\": \(jsonNumber(r.allocsPerOp)), "
             + "\"unit\": \(jsonString(r.unit)), \"samples\": [\(r.samples.map { jsonNumber($0) }.joined(separator: ", "))]}")
     }
-    let pending = results.filter { $0.value == nil }.map {
+    let failed = results.filter { $0.failure != nil }.map {
+        "{\"workload\": \(jsonString($0.workload)), \"n\": \($0.n), \"impl\": \(jsonString($0.impl)), \"failure\": \(jsonString($0.failure!))}"
+    }
+    let pending = results.filter { $0.value == nil && $0.failure == nil }.map {
         "{\"workload\": \(jsonString($0.workload)), \"n\": \($0.n), \"impl\": \(jsonString($0.impl))}"
     }
     let metaLines = meta.sorted { $0.key < $1.key }.map { "    \(jsonString($0.key)): \(jsonString($0.value))" }
     let text = "{\n  \"results\": [\n" + lines.joined(separator: ",\n") + "\n  ],\n"
         + "  \"pending\": [" + pending.joined(separator: ", ") + "],\n"
+        + "  \"failed\": [" + failed.joined(separator: ", ") + "],\n"
         + "  \"meta\": {\n" + metaLines.joined(separator: ",\n") + "\n  }\n}\n"
     guard let f = fopen(path, "w") else { throw BenchError.cannotWrite(path) }
     defer { fclose(f) }
@@ -305,10 +301,12 @@ func writeJSON(_ results: [BenchResult], to path: String, meta: [String: String]
 enum BenchError: Error, CustomStringConvertible {
     case cannotWrite(String)
     case failed(String)
+    case hang(String)
     var description: String {
         switch self {
         case .cannotWrite(let p): "cannot write \(p)"
         case .failed(let s): s
+        case .hang(let what): "hang: \(what) did not finish within \(Int(Limits.shared.hangSeconds)) s"
         }
     }
 }

@@ -9,18 +9,29 @@ import CMallocCount
 import Glibc
 #endif
 
-let postN = 1_000_000
-let batch = 1_000
-let invokeN = 5_000
-let timerCounts = [1_000, 10_000, 100_000, 1_000_000]
-let chunkedN = 10_000_000
-let chunkBudgetNs: UInt64 = 2_000_000
-let lateTimerPeriodNs: UInt64 = 5_000_000
-let operationsN = 100_000
-let hopN = 20_000
-let timerMemoryN = 1_000_000
+/// Counts, overridable with `--n` (for profiling under valgrind, say): every workload then uses that n.
+struct Counts {
+    var postN = 1_000_000
+    var batch = 1_000
+    var invokeN = 5_000
+    var timerCounts = [1_000, 10_000, 100_000, 1_000_000]
+    var chunkedN = 10_000_000
+    var chunkBudgetNs: UInt64 = 2_000_000
+    var lateTimerPeriodNs: UInt64 = 5_000_000
+    var operationsN = 100_000
+    var hopN = 20_000
+    var timerMemoryN = 1_000_000
 
-func allCases() -> [BenchCase] {
+    init(override n: Int? = nil) {
+        guard let n else { return }
+        postN = n; invokeN = n; timerCounts = [n]; chunkedN = n; operationsN = n; hopN = n; timerMemoryN = n
+    }
+}
+
+func allCases(_ k: Counts) -> [BenchCase] {
+    let (postN, batch, invokeN, timerCounts) = (k.postN, k.batch, k.invokeN, k.timerCounts)
+    let (chunkedN, chunkBudgetNs, lateTimerPeriodNs) = (k.chunkedN, k.chunkBudgetNs, k.lateTimerPeriodNs)
+    let (operationsN, hopN, timerMemoryN) = (k.operationsN, k.hopN, k.timerMemoryN)
     var cases: [BenchCase] = []
     cases.append(BenchCase(workload: "post_cross_thread", n: postN, unit: "ns/op", impls: [
         ImplSpec(impl: "uvloop", make: UVLoopSide.postCrossThread(n: postN, producers: 1)),
@@ -162,6 +173,10 @@ func valueAtMost(_ issue: Int, _ w: String, _ n: Int, _ limit: Double, _ unit: S
     }
 }
 
+let standard = Counts()
+let postN = standard.postN, chunkedN = standard.chunkedN, operationsN = standard.operationsN
+let hopN = standard.hopN, timerMemoryN = standard.timerMemoryN
+
 let targets: [Target] = [
     faster(2, "post_cross_thread", postN, "nio", 2, "post 1M closures from another thread >= 2x faster than NIO execute"),
     faster(2, "post_cross_thread", postN, "dispatch", 2, "... and >= 2x faster than DispatchQueue.async"),
@@ -197,6 +212,8 @@ func printTargets(_ rs: [BenchResult]) {
         let verdict: String
         if let (ok, figure) = t.check(rs) {
             verdict = (ok ? "holds   " : "MISSES  ") + figure
+        } else if let f = rs.first(where: { $0.workload == t.workload && $0.impl == "uvloop" && $0.failure != nil }) {
+            verdict = "NOT MEASURED  uvloop failed: \(f.failure!)"
         } else {
             verdict = "pending / not measured"
         }
@@ -208,10 +225,12 @@ func printTargets(_ rs: [BenchResult]) {
 
 var options = RunOptions()
 var only: [String] = []
+var onlyImpls: [String] = []
 var jsonPath: String?
 var listOnly = false
 var args = Array(CommandLine.arguments.dropFirst())
 var explicitReps: Int?
+var nOverride: Int?
 while !args.isEmpty {
     let a = args.removeFirst()
     switch a {
@@ -219,17 +238,22 @@ while !args.isEmpty {
     case "--json": jsonPath = args.isEmpty ? nil : args.removeFirst()
     case "--only": if !args.isEmpty { only += args.removeFirst().split(separator: ",").map(String.init) }
     case "--reps": explicitReps = args.isEmpty ? nil : Int(args.removeFirst())
+    case "--n": nOverride = args.isEmpty ? nil : Int(args.removeFirst())
+    case "--impl": if !args.isEmpty { onlyImpls += args.removeFirst().split(separator: ",").map(String.init) }
     case "--list": listOnly = true
     case "--timeout":
-        if let t = args.isEmpty ? nil : Double(args.removeFirst()) { Watchdog.shared.limitSeconds = t }
+        if let t = args.isEmpty ? nil : Double(args.removeFirst()) { Limits.shared.hangSeconds = t }
     case "-h", "--help":
         print("""
         usage: uvloop-bench [--quick] [--reps N] [--only WORKLOAD[,WORKLOAD...]] [--json FILE] [--list]
-                            [--timeout SECONDS]
+                            [--impl IMPL[,IMPL...]] [--timeout SECONDS]
           --quick   same workloads and counts, fewer repetitions (3 instead of 7)
           --only    run only these workloads (exact names, or prefixes ending in *)
+          --n       use this n for every selected workload (profiling); targets then do not apply
+          --impl    run only these implementations (uvloop, nio, dispatch, libuv_c, ...), e.g. to profile
           --json    also write the results to FILE
-          --timeout a run that takes longer is reported as a hang (exit status 3); default 120
+          --timeout a run that takes longer is reported as a hang (HANG in the table, exit status 3) and
+                    abandoned; the rest of the suite still runs. Default 120 seconds.
         """)
         exit(0)
     default:
@@ -244,7 +268,7 @@ guard mc_self_test() else {
     exit(1)
 }
 
-var cases = allCases()
+var cases = allCases(Counts(override: nOverride))
 if !only.isEmpty {
     cases = cases.filter { c in
         only.contains { o in o.hasSuffix("*") ? c.workload.hasPrefix(String(o.dropLast())) : c.workload == o }
@@ -254,28 +278,18 @@ if !only.isEmpty {
         exit(2)
     }
 }
+if !onlyImpls.isEmpty {
+    cases = cases.map { c in
+        var c = c
+        c.impls = c.impls.filter { onlyImpls.contains($0.impl) }
+        return c
+    }.filter { !$0.impls.isEmpty }
+}
 if listOnly {
     for c in cases {
         print("\(c.workload) n=\(c.n): \(c.impls.map { $0.make == nil ? $0.impl + " (pending)" : $0.impl }.joined(separator: ", "))")
     }
     exit(0)
-}
-
-/// Results so far, readable from the watchdog's thread when a run hangs.
-final class ResultStore: @unchecked Sendable {
-    private var lock = pthread_mutex_t()
-    private var stored: [BenchResult] = []
-    init() { pthread_mutex_init(&lock, nil) }
-    func append(_ rs: [BenchResult]) { pthread_mutex_lock(&lock); stored += rs; pthread_mutex_unlock(&lock) }
-    var all: [BenchResult] { pthread_mutex_lock(&lock); defer { pthread_mutex_unlock(&lock) }; return stored }
-}
-let store = ResultStore()
-let jsonTarget = jsonPath
-Watchdog.shared.onHang = { what in
-    print("\nPartial results (the run hung in \(what)):\n")
-    printTable(store.all)
-    if let jsonTarget { try? writeJSON(store.all, to: jsonTarget, meta: ["hang": what]) }
-    fflush(nil)
 }
 
 let started = nowNs()
@@ -284,8 +298,7 @@ for c in cases {
     let t0 = nowNs()
     let rs = runCase(c, options: options)
     results += rs
-    store.append(rs)
-    let summary = rs.map { "\($0.impl) \($0.value.map(format) ?? "pending")" }.joined(separator: ", ")
+    let summary = rs.map { "\($0.impl) \($0.value.map(format) ?? ($0.failure == nil ? "pending" : "FAILED"))" }.joined(separator: ", ")
     FileHandleOut.err("[\(fixed(Double(nowNs() - t0) / 1e9, 1)) s] \(c.workload) n=\(c.n): \(summary)")
 }
 let elapsed = Double(nowNs() - started) / 1e9
@@ -315,4 +328,9 @@ if let jsonPath {
         FileHandleOut.err("uvloop-bench: \(error)")
         exit(1)
     }
+}
+
+if results.contains(where: { $0.failure != nil }) {
+    FileHandleOut.err("uvloop-bench: some runs failed or hung (see FAILED/HANG above)")
+    exit(3)
 }
