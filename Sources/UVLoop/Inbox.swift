@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A zero-allocation posting path: values of one `Sendable` type, sent from any thread, delivered
 /// in order to one receiver on the loop's thread.
@@ -61,7 +60,7 @@ final class InboxQueue<Message: Sendable>: Sendable {
         var isOpen = true
     }
 
-    let state = Mutex(State())
+    let state = NativeMutex(State())
 }
 
 /// The loop-thread half of an inbox: swaps messages out and hands them to the receiver.

@@ -1,5 +1,4 @@
 import CLibUV
-import Synchronization
 
 /// An event loop: one libuv `uv_loop_t` and the one thread that runs it (the loop's thread).
 ///
@@ -167,7 +166,7 @@ public final class Loop: Sendable {
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
         if isOnLoopThread { return try work() }
         let done = ThreadEvent()
-        let result = Mutex<Result<T, any Error>?>(nil)
+        let result = NativeMutex<Result<T, any Error>?>(nil)
         try enqueue(.run {
             let outcome = Result { try work() }
             result.withLock { $0 = outcome }
@@ -341,8 +340,9 @@ public final class Loop: Sendable {
 
     /// Runs one loop iteration without blocking for I/O or time, on the loop's thread.
     ///
-    /// - Returns: whether work is ready to run right away (posted work, due timers or
-    ///   next-iteration work), that is, whether another step would do something.
+    /// - Returns: whether work is ready to run right away (posted work, due timers,
+    ///   next-iteration work or a pending chunked loop), that is, whether another step would do
+    ///   something.
     /// - Throws: like `run()`.
     @discardableResult
     public func runOnce() throws(LoopError) -> Bool {
@@ -353,8 +353,9 @@ public final class Loop: Sendable {
         return !state.handlesClosed && state.hasReadyWork
     }
 
-    /// Steps the loop until nothing is ready: no posted work, no due timer and no next-iteration
-    /// work. Does not wait for timers that are not yet due.
+    /// Steps the loop until nothing is ready: no posted work, no due timer, no next-iteration
+    /// work and no pending chunked loop (which runs to its end). Does not wait for timers that are
+    /// not yet due.
     ///
     /// Work that re-posts itself forever keeps this from returning; `maxIterations` bounds it.
     /// - Returns: the number of iterations run.

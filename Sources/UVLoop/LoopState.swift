@@ -6,10 +6,12 @@ import CLibUV
 /// One turn of libuv 1.44 runs: timers, pending, idle, prepare, poll, check, closing. UVLoop uses:
 /// - the wake timer (timer phase): fires Swift timers that are due;
 /// - the idle handle (idle phase): active only while something is runnable without waiting
-///   (posted work left over or posted from the loop thread, next-iteration work, due timers),
-///   which also makes libuv poll with a zero timeout; it drains posted work and due timers;
+///   (posted work left over or posted from the loop thread, next-iteration work, due timers,
+///   pending chunked loops), which also makes libuv poll with a zero timeout; it fires due timers,
+///   drains posted work, then runs one chunk of a chunked loop (see `ChunkScheduler`);
 /// - the async handle (poll phase): drains work posted from other threads;
-/// - the check handle (check phase): runs the next-iteration snapshot.
+/// - the check handle (check phase): drains work the loop thread posted during poll, then runs
+///   the next-iteration snapshot.
 final class LoopState {
     let native: NativeLoop
     let queue: PostQueue
@@ -17,8 +19,8 @@ final class LoopState {
     let postBudget: Int
 
     private(set) var wake: WakeHandle!
-    private var idle: IdleHandle!
-    private var check: CheckHandle!
+    private(set) var idle: IdleHandle!
+    private(set) var check: CheckHandle!
     private var wakeTimer: WakeTimer!
 
     /// The consumer's batch: swapped out of the post queue, run from `batchIndex` on.
@@ -36,6 +38,9 @@ final class LoopState {
     /// The earliest timer was due when last looked at: fire it from the idle phase.
     private var timersDue = false
     var manualNow: UInt64 = 0
+
+    /// Pending chunked loops; while any is pending, the idle handle stays active.
+    let chunkedLoops = ChunkScheduler()
 
     /// Set while a thread is inside `uv_run` for this loop (through UVLoop or its C owner).
     var isRunning = false
@@ -73,10 +78,13 @@ final class LoopState {
     private func onIdle() {
         if timersDue { fireDueTimers() }
         drainPosted()
+        if chunkedLoops.isPending { runChunk() }
         afterCallback()
     }
 
     private func onCheck() {
+        // Work posted during the poll phase runs before next-iteration work queued alongside it.
+        if drainRequested { drainPosted() }
         runNextIterationSnapshot()
         afterCallback()
     }
@@ -107,6 +115,7 @@ final class LoopState {
         let wantsCheck = !nextIteration.isEmpty
         if wantsCheck != check.isActive { wantsCheck ? check.start() : check.stop() }
         let wantsIdle = wantsCheck || drainRequested || batchIndex < batch.count || timersDue
+            || chunkedLoops.isPending
         if wantsIdle != idle.isActive { wantsIdle ? idle.start() : idle.stop() }
     }
 
@@ -120,33 +129,59 @@ final class LoopState {
     }
 
     /// Runs at most `postBudget` posted jobs. A snapshot is taken only when the previous one is
-    /// used up, so work posted while draining waits for a later turn, and a job that re-posts
-    /// itself forever cannot keep the loop from polling.
+    /// used up, and at most once per call, so work posted while draining waits for a later drain
+    /// and a job that re-posts itself forever cannot keep the loop from polling.
     func drainPosted(budget: Int? = nil) {
-        if batchIndex == batch.count {
-            batch.removeAll(keepingCapacity: true)
-            batchIndex = 0
-            drainRequested = false
-            queue.takeAll(into: &batch)
-        }
-        let budget = budget ?? postBudget
-        let limit = batch.count - batchIndex <= budget ? batch.count : batchIndex + budget
-        while batchIndex < limit {
+        var remaining = budget ?? postBudget
+        var tookSnapshot = false
+        while remaining > 0 {
+            if batchIndex == batch.count {
+                if tookSnapshot { break }
+                batch.removeAll(keepingCapacity: true)
+                batchIndex = 0
+                drainRequested = false
+                queue.takeAll(into: &batch)
+                tookSnapshot = true
+                if batch.isEmpty { break }
+            }
             var job = Job.empty
             swap(&job, &batch[batchIndex])
             batchIndex += 1
+            remaining -= 1
             switch job {
             case .run(let work): work()
             case .nextIteration(let work): appendNextIteration(work)
             case .empty: break
             }
         }
+        if !tookSnapshot {
+            // This call consumed a wake-up without looking at the queue: whatever that wake-up
+            // announced must be picked up by a later drain.
+            drainRequested = true
+        }
     }
 
     /// Whether something could run now without waiting for I/O or time.
     var hasReadyWork: Bool {
         batchIndex < batch.count || drainRequested || !queue.isEmpty || !nextIteration.isEmpty
-            || timersDue || (timers.earliestDeadline.map { $0 <= now } ?? false)
+            || timersDue || (timers.earliestDeadline.map { $0 <= now } ?? false) || chunkedLoops.isPending
+    }
+
+    // MARK: chunked loops
+
+    /// Queues a chunked loop started on (or posted to) the loop's thread; it begins in the next
+    /// idle phase.
+    func admitChunkedLoop(_ run: ChunkedLoopRun) {
+        chunkedLoops.admit(run)
+        if !idle.isActive { idle.start() }
+    }
+
+    /// Runs one chunk. A chunk stops early when a timer comes due; that timer then fires in the
+    /// next iteration's idle phase, after one poll for I/O, rather than at the wake timer's next
+    /// millisecond tick.
+    private func runChunk() {
+        chunkedLoops.runTurn(self)
+        if let earliest = timers.earliestDeadline, earliest <= now { timersDue = true }
     }
 
     // MARK: next iteration
@@ -301,6 +336,8 @@ final class LoopState {
             if nextIteration.isEmpty { break }
             runNextIterationSnapshot()
         }
+        // Chunked loops stop here: their completions report the shutdown and what was processed.
+        chunkedLoops.stopAll()
         for close in inboxClosers.values { close() }
         inboxClosers.removeAll()
         for (timer, work) in timers.removeAll() {

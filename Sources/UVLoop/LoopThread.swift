@@ -1,11 +1,10 @@
-import Synchronization
 
 /// A loop running on a thread of its own, started by `Loop.startThread(name:clock:postBudget:)`.
 public final class LoopThread: Sendable {
     /// The loop this thread runs.
     public let loop: Loop
     private let thread: NativeThread
-    private let joined = Mutex(false)
+    private let joined = NativeMutex(false)
 
     fileprivate init(loop: Loop, thread: NativeThread) {
         self.loop = loop
@@ -46,7 +45,7 @@ extension Loop {
         name: String = "uvloop", clock: LoopClockSource = .system, postBudget: Int = 4096
     ) throws(LoopError) -> LoopThread {
         let started = ThreadEvent()
-        let created = Mutex<Result<Loop, LoopError>?>(nil)
+        let created = NativeMutex<Result<Loop, LoopError>?>(nil)
         let thread = try NativeThread.start {
             setCurrentThreadName(name)
             let result = Result { () throws(LoopError) -> Loop in try Loop(clock: clock, postBudget: postBudget) }

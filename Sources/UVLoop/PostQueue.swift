@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Where a loop is in its life. Work is accepted only while `open`.
 enum LoopPhase: Sendable, Equatable {
@@ -24,7 +23,7 @@ final class PostQueue: Sendable {
         var stopRequested = false
     }
 
-    let state = Mutex(State())
+    let state = NativeMutex(State())
 
     /// Appends `job`; returns true when the loop needs waking. With `waking`, the wake is sent
     /// while the lock is held: shutdown changes the phase under the same lock before it closes the

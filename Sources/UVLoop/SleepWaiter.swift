@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The state of one `await loop.sleep(for:)`: the continuation, the timer, and whether the task
 /// was cancelled, guarded so that exactly one of fire, cancel or shutdown resumes the task.
@@ -9,7 +8,7 @@ final class SleepWaiter: Sendable {
         var cancelled = false
     }
 
-    private let state = Mutex(State())
+    private let state = NativeMutex(State())
 
     /// Stores the continuation and timer; returns false if the task was cancelled meanwhile.
     func arm(_ continuation: CheckedContinuation<Void, any Error>, timer: LoopTimer) -> Bool {

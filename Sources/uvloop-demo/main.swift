@@ -1,1 +1,13 @@
-print("demo")
+// uvloop-demo: every UVLoop feature, run for real on libuv, narrated.
+// Run it with `scripts/demo`.
+
+print("""
+UVLoop demo: a Swift event loop on libuv \(libuvVersion())
+Each section runs real work on a real loop and says what it shows.
+
+""")
+try runPostingSection()
+try runTimersSection()
+try runChunkedLoopSection()
+try runEventsSection()
+print("\nDemo complete.")

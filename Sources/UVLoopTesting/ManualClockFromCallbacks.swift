@@ -1,0 +1,23 @@
+import UVLoop
+
+extension Loop {
+    /// Moves a manual clock forward by `duration` without running anything: for simulating, from
+    /// inside a loop callback, work that takes time (for example a chunked loop's body, so that a
+    /// time budget runs out deterministically).
+    ///
+    /// Unlike `advanceTime(by:)`, which runs the loop and so cannot be called from a callback,
+    /// this only moves the clock. Timers that come due fire the next time the loop runs (a chunk
+    /// under a time budget ends as soon as it sees one due). Loop thread only.
+    /// - Throws: `LoopError.invalidArgument` for a negative duration or a loop without a manual
+    ///   clock; `LoopError.notOnLoopThread` from another thread.
+    public func advanceClockWithoutRunning(by duration: Duration) throws(LoopError) {
+        guard duration >= .zero else {
+            throw LoopError.invalidArgument("advanceClockWithoutRunning(by:) needs a non-negative duration (got \(duration))")
+        }
+        guard clockSource == .manual else {
+            throw LoopError.invalidArgument("advanceClockWithoutRunning(by:) needs a loop created with clock: .manual")
+        }
+        guard isOnLoopThread else { throw LoopError.notOnLoopThread(operation: "advanceClockWithoutRunning(by:)") }
+        setManualTime(now.advanced(by: duration))
+    }
+}

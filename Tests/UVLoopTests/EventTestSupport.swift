@@ -1,0 +1,94 @@
+import Synchronization
+@testable import UVLoop
+
+/// The seed's three kinds of event: no argument, a Bool, and another type (here a String).
+enum PickerEvent {
+    static let reset = EventKey<Void>("reset")
+    static let lock = EventKey<Bool>("lock")
+    static let pick = EventKey<String>("pick")
+}
+
+/// A target that is not `Sendable`: it lives on the loop's thread and records what it was told.
+final class Picker {
+    let loop: Loop
+    private(set) var log: [String] = []
+    /// Calls that arrived on a thread other than the loop's.
+    private(set) var offLoopCalls = 0
+
+    init(loop: Loop) {
+        self.loop = loop
+    }
+
+    func reset() { record("reset") }
+    func lock(_ locked: Bool) { record("lock(\(locked))") }
+    func unlock(_ locked: Bool) { record("unlock(\(locked))") }
+    func pick(_ name: String) { record("pick(\(name))") }
+
+    private func record(_ entry: String) {
+        if !loop.isOnLoopThread { offLoopCalls += 1 }
+        log.append(entry)
+    }
+}
+
+/// Another target class, whose methods a `Picker` does not have.
+final class Swatch {
+    private(set) var log: [String] = []
+    func pick(_ name: String) { log.append("swatch.pick(\(name))") }
+}
+
+/// A `Sendable` target, which other threads may hand to a registry or a control.
+final class SharedPicker: Sendable {
+    let loop: Loop
+    let log = NativeMutex<[String]>([])
+    let offLoopCalls = Atomic<Int>(0)
+
+    init(loop: Loop) {
+        self.loop = loop
+    }
+
+    func reset() { record("reset") }
+    func lock(_ locked: Bool) { record("lock(\(locked))") }
+
+    private func record(_ entry: String) {
+        if !loop.isOnLoopThread { offLoopCalls.add(1, ordering: .relaxed) }
+        log.withLock { $0.append(entry) }
+    }
+}
+
+/// One event sent by one of several threads: who sent it, and its place in that thread's sends.
+struct Tick: Sendable, Equatable {
+    let sender: Int
+    let index: Int
+}
+
+/// A non-`Sendable` target that records ticks, for the multi-threaded ordering tests.
+final class TickRecorder {
+    let loop: Loop
+    var ticks: [Tick] = []
+    var offLoopCalls = 0
+
+    init(loop: Loop) {
+        self.loop = loop
+    }
+
+    func record(_ tick: Tick) {
+        if !loop.isOnLoopThread { offLoopCalls += 1 }
+        ticks.append(tick)
+    }
+}
+
+/// Runs `body(index)` on `count` new threads at once and returns when every one has finished.
+func runOnJoinedThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) throws {
+    let threads = try (0..<count).map { index in try NativeThread.start { body(index) } }
+    for thread in threads { thread.join() }
+}
+
+/// Whether, for each sender, its ticks appear in sending order 0..<perSender and none is missing.
+func ticksArriveInPerSenderOrder(_ ticks: [Tick], senders: Int, perSender: Int) -> Bool {
+    var next = [Int](repeating: 0, count: senders)
+    for tick in ticks {
+        guard tick.index == next[tick.sender] else { return false }
+        next[tick.sender] += 1
+    }
+    return next.allSatisfy { $0 == perSender }
+}

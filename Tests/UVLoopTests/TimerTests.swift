@@ -1,0 +1,225 @@
+import XCTest
+import Synchronization
+@testable import UVLoop
+import UVLoopTesting
+
+final class TimerTests: XCTestCase {
+    func testCancelReturnsTrueOnceAndReleasesCapturesAtOnce() throws {
+        let loop = try Loop.manual()
+        let released = Atomic<Bool>(false)
+        let ran = Atomic<Bool>(false)
+        var tracked: Tracked? = Tracked { released.store(true, ordering: .relaxed) }
+        let timer = try loop.schedule(after: .milliseconds(10)) { [tracked] in _ = tracked; ran.store(true, ordering: .relaxed) }
+        tracked = nil
+        XCTAssertTrue(timer.isPending)
+        XCTAssertTrue(timer.cancel(), "this call prevented the run")
+        XCTAssertTrue(released.load(ordering: .relaxed), "captured state is released at once on the loop thread")
+        XCTAssertFalse(timer.cancel(), "idempotent")
+        XCTAssertFalse(timer.isPending)
+        try loop.advanceTime(by: .seconds(1))
+        XCTAssertFalse(ran.load(ordering: .relaxed))
+        XCTAssertEqual(loop.scheduledTimerCount, 0)
+        _ = tracked
+    }
+
+    func testCancelFromAnotherThreadReleasesOnTheLoopThreadNextTurn() throws {
+        let loop = try Loop.manual()
+        let releasedOnLoopThread = NativeMutex<Bool?>(nil)
+        var tracked: Tracked? = Tracked { releasedOnLoopThread.withLock { $0 = loop.isOnLoopThread } }
+        let timer = try loop.schedule(after: .milliseconds(10)) { [tracked] in _ = tracked }
+        tracked = nil
+        let result = NativeMutex<Bool?>(nil)
+        onThreads(1) { _ in
+            let cancelled = timer.cancel()
+            result.withLock { $0 = cancelled }
+        }
+        XCTAssertEqual(result.withLock { $0 }, true)
+        XCTAssertNil(releasedOnLoopThread.withLock { $0 }, "never released on the cancelling thread")
+        try loop.runUntilIdle()
+        XCTAssertEqual(releasedOnLoopThread.withLock { $0 }, true)
+        _ = tracked
+    }
+
+    func testFireRunsNowInlineOnceAndRemovesItFromTheSchedule() throws {
+        let loop = try Loop.manual()
+        let runs = Atomic<Int>(0)
+        let timer = try loop.schedule(after: .seconds(5)) { runs.add(1, ordering: .relaxed) }
+        XCTAssertEqual(loop.scheduledTimerCount, 1)
+        XCTAssertTrue(timer.fire())
+        XCTAssertEqual(runs.load(ordering: .relaxed), 1, "inline on the loop thread")
+        XCTAssertEqual(loop.scheduledTimerCount, 0)
+        XCTAssertFalse(timer.fire(), "never runs twice")
+        XCTAssertFalse(timer.cancel(), "cancel after fire")
+        try loop.advanceTime(by: .seconds(10))
+        XCTAssertEqual(runs.load(ordering: .relaxed), 1)
+    }
+
+    func testFireAfterCancelAndCancelAfterRunReturnFalse() throws {
+        let loop = try Loop.manual()
+        let cancelled = try loop.schedule(after: .seconds(1)) {}
+        XCTAssertTrue(cancelled.cancel())
+        XCTAssertFalse(cancelled.fire())
+        let ran = try loop.schedule(after: .seconds(1)) {}
+        try loop.advanceTime(by: .seconds(1))
+        XCTAssertFalse(ran.isPending)
+        XCTAssertFalse(ran.cancel())
+        XCTAssertFalse(ran.fire())
+    }
+
+    func testFireFromAnotherThreadRunsOnTheLoopThread() throws {
+        let thread = try Loop.startThread()
+        let ranOnLoop = Atomic<Bool>(false)
+        let timer = try thread.loop.schedule(after: .seconds(3600)) {
+            ranOnLoop.store(thread.loop.isOnLoopThread, ordering: .relaxed)
+        }
+        XCTAssertTrue(timer.fire())
+        XCTAssertTrue(ranOnLoop.load(ordering: .relaxed), "fire() from another thread waits until it ran")
+        XCTAssertFalse(timer.fire())
+        try thread.shutdown()
+    }
+
+    func testDueTimersFireInDeadlineThenScheduleOrderAndSeeTheirOwnDeadline() throws {
+        let loop = try Loop.manual()
+        let log = LoopBound([String](), loop: loop)
+        for (name, ms) in [("c30", 30), ("a10", 10), ("b10", 10), ("d20", 20), ("e10", 10)] {
+            try loop.schedule(after: .milliseconds(ms)) {
+                log.value.append("\(name)@\(loop.now.nanoseconds / 1_000_000)")
+            }
+        }
+        try loop.advanceTime(by: .milliseconds(100))
+        XCTAssertEqual(log.value, ["a10@10", "b10@10", "e10@10", "d20@20", "c30@30"])
+        XCTAssertEqual(loop.now, LoopInstant(nanoseconds: 100_000_000))
+    }
+
+    func testZeroDelayTimerScheduledInsideATimerFiresOnTheNextTurn() throws {
+        let loop = try Loop.manual()
+        let turn = LoopBound(0, loop: loop)
+        let firedAtTurn = LoopBound([Int](), loop: loop)
+        @Sendable func again(_ remaining: Int) {
+            firedAtTurn.value.append(turn.value)
+            if remaining > 0 { _ = try? loop.schedule(after: .zero) { again(remaining - 1) } }
+        }
+        try loop.schedule(after: .zero) { again(3) }
+        for i in 0..<8 {
+            turn.value = i
+            try loop.runOnce()
+        }
+        XCTAssertEqual(firedAtTurn.value, [0, 1, 2, 3], "one firing per turn: no busy loop inside a turn")
+    }
+
+    func testNegativeDelayFiresOnTheNextTurnAndHugeDelayIsClamped() throws {
+        let loop = try Loop.manual()
+        let fired = Atomic<Bool>(false)
+        try loop.schedule(after: .seconds(-5)) { fired.store(true, ordering: .relaxed) }
+        try loop.runOnce()
+        XCTAssertTrue(fired.load(ordering: .relaxed))
+        let far = try loop.schedule(after: .seconds(Int64.max)) {}
+        XCTAssertTrue(far.isPending)
+        XCTAssertEqual(loop.nextTimerDeadline, LoopInstant(nanoseconds: UInt64(Int64.max)), "clamped to the largest representable delay")
+        try loop.advanceTime(by: .seconds(1_000_000))
+        XCTAssertTrue(far.isPending)
+        XCTAssertTrue(far.cancel())
+        let past = try loop.schedule(at: .zero) { fired.store(false, ordering: .relaxed) }
+        try loop.runOnce()
+        XCTAssertFalse(past.isPending, "a deadline in the past fires at once")
+        XCTAssertFalse(fired.load(ordering: .relaxed))
+    }
+
+    func testFixedRateRepeatingTicksOnAGridAndCancelsItselfInsideItsCallback() throws {
+        let loop = try Loop.manual()
+        let ticks = LoopBound([UInt64](), loop: loop)
+        let holder = LoopBound<LoopTimer?>(nil, loop: loop)
+        holder.value = try loop.scheduleRepeating(every: .milliseconds(10)) {
+            ticks.value.append(loop.now.nanoseconds / 1_000_000)
+            try? loop.advanceClockWithoutRunning(by: .milliseconds(3))   // a slow callback
+            if ticks.value.count == 4 { XCTAssertEqual(holder.value?.cancel(), true) }
+        }
+        try loop.advanceTime(by: .milliseconds(100))
+        XCTAssertEqual(ticks.value, [10, 20, 30, 40], "fixed rate: on the 10 ms grid despite 3 ms callbacks")
+        XCTAssertEqual(holder.value?.isPending, false)
+        XCTAssertEqual(loop.scheduledTimerCount, 0)
+    }
+
+    func testFixedDelayRepeatingWaitsTheIntervalAfterEachCallback() throws {
+        let loop = try Loop.manual()
+        let ticks = LoopBound([UInt64](), loop: loop)
+        let timer = try loop.scheduleRepeating(every: .milliseconds(10), policy: .fixedDelay) {
+            ticks.value.append(loop.now.nanoseconds / 1_000_000)
+            try? loop.advanceClockWithoutRunning(by: .milliseconds(3))
+        }
+        try loop.advanceTime(to: LoopInstant(nanoseconds: 50_000_000))
+        XCTAssertEqual(ticks.value, [10, 23, 36, 49], "each tick 10 ms after the previous callback returned")
+        XCTAssertTrue(timer.fire(), "fire() runs it once more and stops it")
+        XCTAssertFalse(timer.isPending)
+    }
+
+    func testRepeatingIntervalMustBePositive() throws {
+        let loop = try Loop.manual()
+        XCTAssertThrowsError(try loop.scheduleRepeating(every: .zero) {}) { error in
+            guard case .invalidArgument(let message) = error as? LoopError else { return XCTFail("\(error)") }
+            XCTAssertTrue(message.contains("interval must be positive"))
+        }
+        XCTAssertThrowsError(try loop.scheduleRepeating(every: .milliseconds(-1)) {})
+    }
+
+    func testWorkPostedByATimerRunsBeforeTimeMovesFurther() throws {
+        let loop = try Loop.manual()
+        let log = LoopBound([String](), loop: loop)
+        try loop.schedule(after: .milliseconds(10)) {
+            try? loop.post { log.value.append("post@\(loop.now.nanoseconds / 1_000_000)") }
+            try? loop.postNextIteration { log.value.append("next@\(loop.now.nanoseconds / 1_000_000)") }
+            _ = try? loop.schedule(after: .milliseconds(5)) { log.value.append("t15@\(loop.now.nanoseconds / 1_000_000)") }
+        }
+        try loop.schedule(after: .milliseconds(11)) { log.value.append("t11@\(loop.now.nanoseconds / 1_000_000)") }
+        try loop.advanceTime(by: .milliseconds(20))
+        XCTAssertEqual(log.value, ["post@10", "next@10", "t11@11", "t15@15"])
+    }
+
+    func testScheduleFromAnotherThread() throws {
+        let thread = try Loop.startThread()
+        let done = ThreadEvent()
+        let onLoop = Atomic<Bool>(false)
+        onThreads(1) { _ in
+            _ = try! thread.loop.schedule(after: .milliseconds(1)) {
+                onLoop.store(thread.loop.isOnLoopThread, ordering: .relaxed)
+                done.signal()
+            }
+        }
+        done.wait()
+        XCTAssertTrue(onLoop.load(ordering: .relaxed))
+        try thread.shutdown()
+    }
+
+    func testSleepResumesAndTaskCancellationCancelsTheTimerAtOnce() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        try await loop.sleep(for: .milliseconds(1))
+        let sleeper = Task { try await loop.sleep(for: .seconds(3600)) }
+        // Wait until the sleep's timer is scheduled, without sleeping: poll the loop's timer count.
+        while try await loop.invoke({ loop.scheduledTimerCount }) == 0 { await Task.yield() }
+        sleeper.cancel()
+        do {
+            try await sleeper.value
+            XCTFail("a cancelled sleep must throw")
+        } catch {
+            XCTAssertTrue(error is CancellationError, "\(error)")
+        }
+        let remaining = try await loop.invoke { loop.scheduledTimerCount }
+        XCTAssertEqual(remaining, 0, "the timer is gone")
+        try thread.shutdown()
+    }
+
+    func testSleepOnALoopThatShutsDownThrows() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let sleeper = Task { try await loop.sleep(for: .seconds(3600)) }
+        while try await loop.invoke({ loop.scheduledTimerCount }) == 0 { await Task.yield() }
+        try thread.shutdown()
+        do {
+            try await sleeper.value
+            XCTFail("sleep must not outlive its loop silently")
+        } catch {
+            XCTAssertEqual(error as? LoopError, .shutDown)
+        }
+    }
+}
