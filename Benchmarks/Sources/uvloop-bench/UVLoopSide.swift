@@ -1,5 +1,7 @@
 // The UVLoop side of every workload. A workload whose UVLoop feature is not in the library yet has a
 // `nil` maker here: adding it is one function (the peers already run).
+import CPeers
+import Dispatch
 import UVLoop
 import UVOperations
 
@@ -174,12 +176,72 @@ enum UVLoopSide {
 
     // MARK: Features that other issues bring (chunked loops, operations, the loop executor).
 
-    /// chunked_overhead: a chunked loop over `n` items of `cp_body`, 2 ms budget; ns per item.
-    static func chunkedOverhead(n: Int, budgetNs: UInt64) -> SessionMaker? { nil }
+    /// chunked_overhead: a chunked loop over `n` items of `cp_body`, 2 ms budget; ns per item, from
+    /// the start call to the completion.
+    static func chunkedOverhead(n: Int, budgetNs: UInt64) -> SessionMaker? {
+        return {
+            let r = try UVLoopRunner()
+            let loop = r.loop
+            return Session(run: {
+                let sink = Box<UInt64>(0)
+                let done = DispatchSemaphore(value: 0)
+                let t0 = nowNs()
+                try loop.startChunkedLoop(count: n, budget: .time(.nanoseconds(Int64(budgetNs))), body: { i in
+                    sink.value &+= cp_body(UInt64(i))
+                }, completion: { _ in done.signal() })
+                done.wait()
+                let t1 = nowNs()
+                blackHole(sink.value)
+                return Sample(value: Double(t1 - t0) / Double(n), ops: n)
+            }, close: r.close)
+        }
+    }
 
     /// chunked_timer_lateness: p99 lateness (ns) of a timer due every 5 ms (re-armed on each fire,
     /// lateness = fire time - deadline) while a chunked loop of `n` items runs with a 2 ms budget.
-    static func chunkedTimerLateness(n: Int, budgetNs: UInt64, periodNs: UInt64) -> SessionMaker? { nil }
+    static func chunkedTimerLateness(n: Int, budgetNs: UInt64, periodNs: UInt64) -> SessionMaker? {
+        return {
+            let r = try UVLoopRunner()
+            let loop = r.loop
+            return Session(run: {
+                final class State: @unchecked Sendable { // loop thread only, until `done`
+                    var sink: UInt64 = 0
+                    var lateness: [Double] = []
+                    var deadline: UInt64 = 0
+                    var finished = false
+                    var timer: LoopTimer?
+                }
+                let st = State()
+                st.lateness.reserveCapacity(4096)
+                let done = DispatchSemaphore(value: 0)
+                @Sendable func arm() {
+                    st.deadline = nowNs() + periodNs
+                    st.timer = try? loop.schedule(after: .nanoseconds(Int64(periodNs))) {
+                        st.lateness.append(Double(Int64(bitPattern: nowNs() &- st.deadline)))
+                        if !st.finished { arm() }
+                    }
+                }
+                try loop.invoke {
+                    arm()
+                    try loop.startChunkedLoop(count: n, budget: .time(.nanoseconds(Int64(budgetNs))), body: { i in
+                        st.sink &+= cp_body(UInt64(i))
+                    }, completion: { _ in
+                        st.finished = true
+                        _ = st.timer?.cancel()
+                        done.signal()
+                    })
+                }
+                done.wait()
+                let p99 = try loop.invoke { () -> Double in
+                    blackHole(st.sink)
+                    let sorted = st.lateness.sorted()
+                    guard !sorted.isEmpty else { return 0 }
+                    return sorted[Int((Double(sorted.count - 1) * 0.99).rounded())]
+                }
+                return Sample(value: p99, ops: n)
+            }, close: r.close)
+        }
+    }
 
     /// operations: `n` trivial block operations (worker on the pool, completion on the loop), started
     /// on the loop thread; ns per operation until the last completion ran.
