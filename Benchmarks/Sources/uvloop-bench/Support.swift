@@ -35,12 +35,20 @@ final class BenchThread: @unchecked Sendable {
 /// State owned by one loop (or serial queue): only its thread touches `count` and `sum`.
 /// The semaphore is signalled once `target` items have arrived.
 final class Counter: @unchecked Sendable {
-    let target: Int
+    private(set) var target: Int
     var count = 0
     var sum: UInt64 = 0
     let done = DispatchSemaphore(value: 0)
 
     init(target: Int) { self.target = target }
+
+    /// Counter reuse for receivers that outlive one run (an inbox). Call before the run's first send:
+    /// the send's own synchronisation publishes it to the loop thread.
+    func reset(target: Int) {
+        self.target = target
+        count = 0
+        sum = 0
+    }
 
     @inline(__always) func add(_ value: Int) {
         sum &+= UInt64(truncatingIfNeeded: value)
@@ -49,6 +57,17 @@ final class Counter: @unchecked Sendable {
     }
 
     func wait() { done.wait() }
+}
+
+/// An accumulator behind a raw pointer, for per-item closures (chunked-loop bodies): a `var` in a
+/// class or a captured box would pay a run-time exclusivity check on every access, and that cost
+/// would be charged to the runtime under test.
+struct Sink: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<UInt64>
+    init() { pointer = .allocate(capacity: 1); pointer.initialize(to: 0) }
+    @inline(__always) func add(_ v: UInt64) { pointer.pointee &+= v }
+    var value: UInt64 { pointer.pointee }
+    func free() { pointer.deallocate() }
 }
 
 /// A mutable box shared across threads under an external happens-before (a semaphore, a join).

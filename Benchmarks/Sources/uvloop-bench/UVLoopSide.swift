@@ -36,12 +36,10 @@ enum UVLoopSide {
     static func postCrossThreadNoAlloc(n: Int) -> SessionMaker? {
         return {
             let r = try UVLoopRunner()
-            let current = Box<Counter>(Counter(target: 0))
-            let inbox = try r.loop.makeInbox(of: Int.self) { v in current.value.add(v) }
+            let c = Counter(target: 0)
+            let inbox = try r.loop.makeInbox(of: Int.self) { v in c.add(v) }
             return Session(run: {
-                let c = Counter(target: n)
-                // Published to the loop thread by the inbox's own memory ordering (the first send).
-                current.value = c
+                c.reset(target: n)
                 let t0 = nowNs()
                 let producer = BenchThread { for i in 0..<n { try! inbox.send(i) } }
                 c.wait()
@@ -183,11 +181,12 @@ enum UVLoopSide {
             let r = try UVLoopRunner()
             let loop = r.loop
             return Session(run: {
-                let sink = Box<UInt64>(0)
+                let sink = Sink()
+                defer { sink.free() }
                 let done = DispatchSemaphore(value: 0)
                 let t0 = nowNs()
                 try loop.startChunkedLoop(count: n, budget: .time(.nanoseconds(Int64(budgetNs))), body: { i in
-                    sink.value &+= cp_body(UInt64(i))
+                    sink.add(cp_body(UInt64(i)))
                 }, completion: { _ in done.signal() })
                 done.wait()
                 let t1 = nowNs()
@@ -205,7 +204,7 @@ enum UVLoopSide {
             let loop = r.loop
             return Session(run: {
                 final class State: @unchecked Sendable { // loop thread only, until `done`
-                    var sink: UInt64 = 0
+                    let sink = Sink()
                     var lateness: [Double] = []
                     var deadline: UInt64 = 0
                     var finished = false
@@ -224,7 +223,7 @@ enum UVLoopSide {
                 try loop.invoke {
                     arm()
                     try loop.startChunkedLoop(count: n, budget: .time(.nanoseconds(Int64(budgetNs))), body: { i in
-                        st.sink &+= cp_body(UInt64(i))
+                        st.sink.add(cp_body(UInt64(i)))
                     }, completion: { _ in
                         st.finished = true
                         _ = st.timer?.cancel()
@@ -233,7 +232,8 @@ enum UVLoopSide {
                 }
                 done.wait()
                 let p99 = try loop.invoke { () -> Double in
-                    blackHole(st.sink)
+                    blackHole(st.sink.value)
+                    st.sink.free()
                     let sorted = st.lateness.sorted()
                     guard !sorted.isEmpty else { return 0 }
                     return sorted[Int((Double(sorted.count - 1) * 0.99).rounded())]
