@@ -29,7 +29,8 @@ import CLibUV
 /// `shutdown()` refuses new work (posting throws `LoopError.shutDown`), runs everything posted
 /// before it began, cancels pending timers (sleepers throw `LoopError.shutDown`), closes every
 /// handle and closes the `uv_loop_t`. Nothing posted is dropped silently: it runs, or the call that
-/// posted it throws.
+/// posted it throws. Swift concurrency jobs, which cannot be refused, are described in the
+/// executor documentation (LoopExecutor.swift): none is dropped either.
 public final class Loop: Sendable {
     let queue: PostQueue
     let confined: LoopConfined<LoopState>
@@ -37,6 +38,8 @@ public final class Loop: Sendable {
     let native: NativeLoop
     /// The thread that runs this loop.
     let thread: ThreadIdentity
+    /// The loop as its actors' executor, and where executor jobs enter the queue (LoopExecutor.swift).
+    let serialExecutor: LoopSerialExecutor
 
     /// Creates a loop owned by this process, whose thread is the calling thread.
     ///
@@ -65,6 +68,8 @@ public final class Loop: Sendable {
         self.wake = state.wake
         self.confined = LoopConfined(state)
         self.thread = .current
+        self.serialExecutor = LoopSerialExecutor(queue: queue, wake: state.wake, thread: thread, confined: confined)
+        state.executors = LoopExecutorRefs(serial: serialExecutor.asUnownedSerialExecutor(), task: asUnownedTaskExecutor())
     }
 
     /// Adopts a `uv_loop_t` that C code owns and runs. Call it on the thread that runs that loop.
@@ -178,9 +183,12 @@ public final class Loop: Sendable {
 
     /// Runs `work` on the loop's thread and returns its value, suspending (not blocking) the caller.
     ///
-    /// Inline when already on the loop's thread. Throws `LoopError.shutDown` if the loop no longer
-    /// accepts work.
-    public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Inline when already on the loop's thread. It starts on the caller's executor
+    /// (`nonisolated(nonsending)`), so from an actor on this loop it runs inline too, with no hop.
+    /// Throws `LoopError.shutDown` if the loop no longer accepts work.
+    public nonisolated(nonsending) func invoke<T: Sendable>(
+        _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         if isOnLoopThread { return try work() }
         return try await withCheckedThrowingContinuation { continuation in
             do {
@@ -244,12 +252,16 @@ public final class Loop: Sendable {
     /// Suspends the calling task for `duration` on the loop's clock.
     ///
     /// Cancelling the task cancels the timer at once and throws `CancellationError`; a loop that
-    /// shuts down first throws `LoopError.shutDown`.
-    public func sleep(for duration: Duration) async throws {
+    /// shuts down first throws `LoopError.shutDown`. It runs on the caller's actor (`isolation`): from
+    /// an actor on this loop the timer is scheduled at once, on the loop's thread, without a hop.
+    public func sleep(for duration: Duration, isolation: isolated (any Actor)? = #isolation) async throws {
         try Task.checkCancellation()
         let waiter = SleepWaiter()
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            // Capturing `isolation` keeps this closure on the caller's actor, so that from an
+            // actor on this loop the timer is scheduled right here, on the loop's thread.
+            _ = isolation
+            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let timer = LoopTimer(loop: self, interval: 0, policy: .fixedRate)
                 // Arm before scheduling, so the timer can only fire once the waiter knows it.
                 if !waiter.arm(continuation, timer: timer) {
@@ -267,7 +279,7 @@ public final class Loop: Sendable {
         }
     }
 
-    private func schedule(timer: LoopTimer, delay: Duration, work: TimerWork) throws(LoopError) -> LoopTimer {
+    func schedule(timer: LoopTimer, delay: Duration, work: TimerWork) throws(LoopError) -> LoopTimer {
         let nanoseconds = UInt64(clamping: max(0, delay.saturatingNanoseconds))
         try insert(timer, deadline: .after(nanoseconds), work: work)
         return timer

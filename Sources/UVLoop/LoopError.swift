@@ -20,6 +20,8 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidArgument(String)
     /// libuv returned an error code.
     case libuv(function: String, code: Int32)
+    /// `MainLoop.install(_:)` was called after the process-wide loop was chosen.
+    case mainLoopAlreadyChosen
 
     static func libuv(_ code: Int32, _ function: String) -> LoopError {
         .libuv(function: function, code: code)
@@ -43,6 +45,8 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the wait timed out before the work completed"
         case .invalidArgument(let message):
             return "invalid argument: \(message)"
+        case .mainLoopAlreadyChosen:
+            return "the process-wide main loop was already chosen (by an earlier install, or by the first use of MainLoop.shared or @MainLoopActor, which starts one on its own thread); call MainLoop.install(_:) once, at startup, before anything uses the main loop"
         case .libuv(let function, let code):
             return "\(function) failed: \(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))"
         }

@@ -47,6 +47,8 @@ final class LoopState {
     private(set) var handlesClosed = false
     /// Closers of inboxes, run at shutdown and detach.
     var inboxClosers: [ObjectIdentifier: () -> Void] = [:]
+    /// The loop's executor identities, which jobs run on; set once the `Loop` exists.
+    var executors: LoopExecutorRefs?
 
     init(native: NativeLoop, queue: PostQueue, clock: LoopClockSource, postBudget: Int) throws(LoopError) {
         self.native = native
@@ -151,6 +153,8 @@ final class LoopState {
             switch job {
             case .run(let work): work()
             case .nextIteration(let work): appendNextIteration(work)
+            case .actorJob(let job): job.runSynchronously(on: executors!.serial)
+            case .taskJob(let job): job.runSynchronously(on: executors!.task)
             case .empty: break
             }
         }
@@ -286,6 +290,7 @@ final class LoopState {
         switch work {
         case .closure(let body): body()
         case .sleeper(let waiter): waiter.resume(with: .success(()))
+        case .ticker(let ticker): ticker.tick(at: LoopInstant(nanoseconds: now))
         }
     }
 
@@ -327,15 +332,32 @@ final class LoopState {
     // MARK: shutdown and detach
 
     /// Runs everything posted before shutdown began, cancels pending timers, closes every handle.
-    /// Work posted after shutdown began was refused by the queue.
+    /// Work posted after shutdown began was refused by the queue. Executor jobs are still admitted
+    /// while shutting down (a cancelled sleeper's task must get back to its actor): they run here,
+    /// and the loop closes only in a lock that sees none left.
     func shutDownNow(finalPhase: LoopPhase = .closed) {
         guard !handlesClosed else { return }
-        while true {
-            drainPosted(budget: .max)
-            if batchIndex < batch.count || !queue.isEmpty { continue }
-            if nextIteration.isEmpty { break }
-            runNextIterationSnapshot()
-        }
+        var released = false
+        repeat {
+            while true {
+                drainPosted(budget: .max)
+                if batchIndex < batch.count || !queue.isEmpty { continue }
+                if nextIteration.isEmpty { break }
+                runNextIterationSnapshot()
+            }
+            if !released {
+                released = true
+                releaseInboxesAndTimers()
+            }
+        } while !queue.close(as: finalPhase)
+        wake.close()
+        idle.close()
+        check.close()
+        wakeTimer.close()
+        handlesClosed = true
+    }
+
+    private func releaseInboxesAndTimers() {
         // Chunked loops stop here: their completions report the shutdown and what was processed.
         chunkedLoops.stopAll()
         for close in inboxClosers.values { close() }
@@ -344,14 +366,12 @@ final class LoopState {
             guard timer.status.compareExchange(
                 expected: LoopTimer.pending, desired: LoopTimer.cancelled, ordering: .acquiringAndReleasing
             ).exchanged else { continue }
-            if case .sleeper(let waiter) = work { waiter.resume(with: .failure(LoopError.shutDown)) }
+            switch work {
+            case .sleeper(let waiter): waiter.resume(with: .failure(LoopError.shutDown))
+            case .ticker(let ticker): ticker.finish()
+            case .closure, nil: break
+            }
         }
-        wake.close()
-        idle.close()
-        check.close()
-        wakeTimer.close()
-        handlesClosed = true
-        queue.state.withLock { $0.phase = finalPhase }
     }
 }
 

@@ -21,6 +21,10 @@ final class PostQueue: Sendable {
         var wakePending = false
         var phase = LoopPhase.open
         var stopRequested = false
+        /// After close: the thread running executor jobs that arrived too late for the loop, and
+        /// the jobs waiting for it (see `PostQueue+ExecutorJobs.swift`).
+        var lateRunner: ThreadIdentity?
+        var lateJobs: [LateJob] = []
     }
 
     let state = NativeMutex(State())

@@ -3,6 +3,8 @@ enum TimerWork: Sendable {
     case closure(@Sendable () -> Void)
     /// An `await loop.sleep(for:)`: resumed when it fires, failed when the loop shuts down.
     case sleeper(SleepWaiter)
+    /// A `loop.ticks(every:)` sequence: handed each tick, finished when the loop shuts down.
+    case ticker(TickWaiter)
 }
 
 /// The loop's pending timers: an indexed 4-ary min-heap on (deadline, sequence) plus a slab of

@@ -23,8 +23,6 @@ struct NativeThread: @unchecked Sendable {
         return NativeThread(id: tid)
     }
 
-    var identity: ThreadIdentity { ThreadIdentity(raw: id) }
-
     func join() {
         var tid = id
         _ = uv_thread_join(&tid)

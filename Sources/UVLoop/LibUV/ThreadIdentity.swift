@@ -1,14 +1,41 @@
 import CLibUV
+import Synchronization
 
-/// The identity of an OS thread, as libuv reports it.
+/// The identity of an OS thread: a number that no other thread of the process ever gets.
+///
+/// Not `pthread_t`: glibc hands a joined thread's `pthread_t` (the address of its control block)
+/// to the next thread it starts, so a loop's thread, once ended, would be mistaken for a later
+/// thread (which would then, say, run `invoke` inline on a closed loop). The number is drawn from
+/// a process-wide counter the first time a thread asks, and kept in a thread-specific slot.
 struct ThreadIdentity: Equatable, Sendable {
-    let raw: uv_thread_t
+    let raw: UInt
 
-    static var current: ThreadIdentity { ThreadIdentity(raw: uv_thread_self()) }
+    @inline(__always)
+    static var current: ThreadIdentity { ThreadIdentity(raw: ThreadNumbers.shared.current) }
+}
 
-    static func == (lhs: ThreadIdentity, rhs: ThreadIdentity) -> Bool {
-        var l = lhs.raw
-        var r = rhs.raw
-        return uv_thread_equal(&l, &r) != 0
+/// The thread-specific slot (`uv_key_t`, a pthread key) that holds each thread's number.
+///
+/// `@unchecked Sendable` is safe because the key is created once, in `init`, before the shared
+/// instance is published (Swift initialises a `static let` exactly once, thread-safely), and
+/// libuv's key functions are thread-safe; the counter is atomic. The key is never deleted: it
+/// lives as long as the process.
+final class ThreadNumbers: @unchecked Sendable {
+    static let shared = ThreadNumbers()
+
+    private let key = UnsafeMutablePointer<uv_key_t>.allocate(capacity: 1)
+    private let next = Atomic<UInt>(1)
+
+    private init() {
+        precondition(uv_key_create(key) == 0, "UVLoop: uv_key_create failed")
+    }
+
+    /// The calling thread's number, assigned on first use.
+    @inline(__always)
+    var current: UInt {
+        if let stored = uv_key_get(key) { return UInt(bitPattern: stored) }
+        let number = next.add(1, ordering: .relaxed).oldValue
+        uv_key_set(key, UnsafeMutableRawPointer(bitPattern: number))
+        return number
     }
 }

@@ -1,0 +1,90 @@
+extension Loop {
+    /// A sequence that yields the loop's time every `interval`, driven by one repeating timer of
+    /// this loop.
+    ///
+    /// ```swift
+    /// for await tick in try loop.ticks(every: .milliseconds(100)) {
+    ///     print("tick at", tick)
+    /// }
+    /// ```
+    /// Callable from any thread. Each iteration (`makeAsyncIterator()`, which `for await` calls)
+    /// starts its own timer on the loop; the first tick comes one interval after it. A consumer that falls behind gets the oldest tick it
+    /// missed, then skips to the next one due: ticks never pile up. The sequence ends (`next()`
+    /// returns `nil`) when the consuming task is cancelled, and when the loop shuts down. Cancelling
+    /// the task, or dropping the iterator (leaving the `for await` loop), cancels the timer.
+    ///
+    /// - Parameter policy: how the timer keeps its grid; see `LoopTimer.RepeatPolicy`.
+    /// - Throws: `LoopError.invalidArgument` when `interval` is not positive.
+    public func ticks(
+        every interval: Duration, policy: LoopTimer.RepeatPolicy = .fixedRate
+    ) throws(LoopError) -> LoopTicks {
+        guard interval.saturatingNanoseconds > 0 else {
+            throw LoopError.invalidArgument("ticks(every:) needs an interval of at least 1 ns (got \(interval))")
+        }
+        return LoopTicks(loop: self, interval: interval, policy: policy)
+    }
+}
+
+/// The ticks of a repeating timer on a `Loop`, as an `AsyncSequence`; see `Loop.ticks(every:policy:)`.
+///
+/// Elements are the loop's time when each tick fired (under a manual clock: exactly each deadline).
+public struct LoopTicks: AsyncSequence, Sendable {
+    /// The loop's time when a tick fired.
+    public typealias Element = LoopInstant
+    /// Ticks never fail: the sequence ends instead (cancellation, shutdown).
+    public typealias Failure = Never
+
+    /// The loop whose timer drives the sequence.
+    public let loop: Loop
+    /// The time between ticks.
+    public let interval: Duration
+    /// How the timer keeps its grid.
+    public let policy: LoopTimer.RepeatPolicy
+
+    /// Starts a timer for this iteration; see `Loop.ticks(every:policy:)`. On a loop that no longer
+    /// accepts work the iterator is already finished.
+    public func makeAsyncIterator() -> Iterator {
+        let waiter = TickWaiter()
+        let nanoseconds = UInt64(clamping: interval.saturatingNanoseconds)
+        let timer = LoopTimer(loop: loop, interval: nanoseconds, policy: policy)
+        waiter.attach(timer)
+        do {
+            _ = try loop.schedule(timer: timer, delay: interval, work: .ticker(waiter))
+        } catch {
+            waiter.finish()
+        }
+        return Iterator(subscription: TickSubscription(waiter: waiter))
+    }
+
+    /// One consumer's view of the ticks. Not `Sendable`: one task iterates it.
+    public struct Iterator: AsyncIteratorProtocol {
+        let subscription: TickSubscription
+
+        /// The next tick, or `nil` once the task is cancelled or the loop has shut down.
+        public mutating func next() async -> LoopInstant? {
+            await subscription.waiter.next(isolation: nil)
+        }
+
+        /// The next tick, or `nil` once the task is cancelled or the loop has shut down. Waits on the
+        /// caller's actor, so that a consumer on the loop stays on it.
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> LoopInstant? {
+            await subscription.waiter.next(isolation: actor)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension LoopTicks.Iterator: Sendable {}
+
+/// Owns an iteration's timer: when the iterator is dropped, the timer is cancelled.
+final class TickSubscription: Sendable {
+    let waiter: TickWaiter
+
+    init(waiter: TickWaiter) {
+        self.waiter = waiter
+    }
+
+    deinit {
+        waiter.cancel()
+    }
+}

@@ -1,0 +1,55 @@
+/// A global actor that runs on the process-wide loop, `MainLoop.shared`: annotate code with
+/// `@MainLoopActor` to run it on that loop's thread, as `@MainActor` runs code on the main thread.
+///
+/// ```swift
+/// @MainLoopActor final class Session {
+///     var requests = 0
+///     func handle() { requests += 1 }   // always on the main loop's thread
+/// }
+/// ```
+/// From any other context, calls are awaited and hop onto the loop; closures posted to the main
+/// loop (and its timer callbacks) are already on its thread and can enter the actor synchronously
+/// with `MainLoopActor.assumeIsolated { }`. Steps of `@MainLoopActor` code are ordered with the
+/// loop's posts as described in `Loop`'s executor documentation.
+///
+/// Which loop and thread this is, and how to choose them at startup: see `MainLoop`.
+@globalActor
+public actor MainLoopActor {
+    /// The actor; its executor is `MainLoop.shared`, chosen when the actor is first used.
+    public static let shared = MainLoopActor()
+
+    /// The loop this actor runs on: `MainLoop.shared`.
+    public nonisolated let loop: Loop
+
+    private init() {
+        loop = MainLoop.shared
+    }
+
+    /// The main loop's executor.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        loop.unownedExecutor
+    }
+
+    /// Runs `operation` isolated to the actor, synchronously, when the caller is on the main loop's
+    /// thread (posted work, timer callbacks, `@MainLoopActor` code); stops the program otherwise.
+    public static func assumeIsolated<T: Sendable>(
+        _ operation: @MainLoopActor () throws -> T, file: StaticString = #fileID, line: UInt = #line
+    ) rethrows -> T {
+        shared.preconditionIsolated(
+            "UVLoop: MainLoopActor.assumeIsolated called off the main loop's thread; use await or post to get there",
+            file: file, line: line)
+        // The check above proved that we are isolated to the actor, which the type system cannot
+        // see; a synchronous function's isolation is not part of its calling convention, so the
+        // cast only drops the annotation (the standard library's MainActor.assumeIsolated does the same).
+        return try withoutActuallyEscaping(operation) { (isolated: @escaping @MainLoopActor () throws -> T) in
+            try unsafeBitCast(isolated, to: (() throws -> T).self)()
+        }
+    }
+
+    /// Runs `body` on the main loop's thread and returns its value; awaits the hop when needed.
+    public static func run<T: Sendable>(
+        resultType: T.Type = T.self, body: @MainLoopActor @Sendable () throws -> T
+    ) async rethrows -> T {
+        try await body()
+    }
+}

@@ -1,0 +1,86 @@
+/// Where an executor job goes when it reaches the post queue.
+enum JobAdmission {
+    /// Queued; the loop is already awake or was just woken.
+    case queued
+    /// Queued from the loop's own thread, which must make sure a drain happens (it cannot use the
+    /// async handle on itself).
+    case queuedNeedsDrain
+    /// The loop has closed and no thread is running late jobs: the caller runs this one and any
+    /// that arrive meanwhile (see `Loop.runLateJobs(startingWith:)`).
+    case runHere
+}
+
+/// An executor job that reached a closed loop, with the executor it must run on.
+enum LateJob: Sendable {
+    case actor(UnownedJob, UnownedSerialExecutor)
+    case task(UnownedJob, UnownedTaskExecutor)
+
+    func run() {
+        switch self {
+        case .actor(let job, let executor): job.runSynchronously(on: executor)
+        case .task(let job, let executor): job.runSynchronously(on: executor)
+        }
+    }
+}
+
+extension PostQueue {
+    /// Admits a Swift concurrency job. `SerialExecutor.enqueue` cannot throw, so unlike a post a
+    /// job is never refused:
+    /// - open: appended like a post (one wake per burst);
+    /// - shutting down: appended without a wake; the shutdown drain runs it before the loop closes
+    ///   (shutdown already woke the loop, and a wake could reach a handle being closed);
+    /// - closed or detached: handed to the late runner, or the caller becomes it.
+    @inline(__always)
+    func admit(_ job: Job, late: @autoclosure () -> LateJob, waking: WakeHandle?) -> JobAdmission {
+        state.withLock { state in
+            switch state.phase {
+            case .open:
+                state.jobs.append(job)
+                if state.wakePending { return .queued }
+                state.wakePending = true
+                guard let waking else { return .queuedNeedsDrain }
+                waking.send()
+                return .queued
+            case .shuttingDown:
+                state.jobs.append(job)
+                return .queued
+            case .closed, .detached:
+                if state.lateRunner != nil {
+                    state.lateJobs.append(late())
+                    return .queued
+                }
+                state.lateRunner = .current
+                return .runHere
+            }
+        }
+    }
+
+    /// The late runner's next batch, swapped into `buffer` (which must be empty); when there is
+    /// none, the caller stops being the late runner and this returns false.
+    func takeLateJobs(into buffer: inout [LateJob]) -> Bool {
+        state.withLock { state in
+            if state.lateJobs.isEmpty {
+                state.lateRunner = nil
+                return false
+            }
+            swap(&state.lateJobs, &buffer)
+            return true
+        }
+    }
+
+    /// Ends shutdown if no job is left: sets `phase` in the same lock that saw the queue empty, so
+    /// a job admitted concurrently is either drained by the loop or handled as late, never neither.
+    func close(as phase: LoopPhase) -> Bool {
+        state.withLock { state in
+            guard state.jobs.isEmpty else { return false }
+            state.phase = phase
+            return true
+        }
+    }
+
+    /// Whether the calling thread is the one running late jobs.
+    var isLateRunner: Bool {
+        let current = ThreadIdentity.current
+        return state.withLock { $0.lateRunner == current }
+    }
+}
