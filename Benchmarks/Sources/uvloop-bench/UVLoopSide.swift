@@ -247,7 +247,23 @@ enum UVLoopSide {
     /// on the loop thread; ns per operation until the last completion ran.
     static func operations(n: Int) -> SessionMaker? { nil }
 
+    actor LoopActor {
+        let loop: Loop
+        var count = 0
+        init(loop: Loop) { self.loop = loop }
+        nonisolated var unownedExecutor: UnownedSerialExecutor { loop.unownedExecutor }
+        func hop() -> Int { count += 1; return count }
+    }
+
     /// actor_hop: from a task on the global executor, `n` awaits of a method of an actor whose
-    /// unownedExecutor is the loop (use `hopLoop(n:_:)`, as the NIO side does).
-    static func actorHop(n: Int) -> SessionMaker? { nil }
+    /// executor is the loop (the NIO side does the same with `EventLoop.executor`).
+    static func actorHop(n: Int) -> SessionMaker? {
+        return {
+            let r = try UVLoopRunner()
+            let a = LoopActor(loop: r.loop)
+            return Session(run: {
+                Sample(value: hopLoop(n: n) { await a.hop() }, ops: n)
+            }, close: r.close)
+        }
+    }
 }
