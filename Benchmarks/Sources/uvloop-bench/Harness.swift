@@ -136,11 +136,15 @@ func runCase(_ c: BenchCase, options: RunOptions) -> [BenchResult] {
     for i in live.indices where failed[i] == nil && c.warmUp {
         do {
             let s = try session(i)
-            mc_set_enabled(true)
-            let before = mc_snapshot()
-            let sample = try guarded("\(c.workload) n=\(c.n) \(live[i].impl) (warm-up)") { try s.run() }
-            let after = mc_snapshot()
-            mc_set_enabled(false)
+            // Counting is switched on inside the guarded thread, around the run only (the guard's
+            // own thread and semaphore must not count).
+            let (sample, before, after) = try guarded("\(c.workload) n=\(c.n) \(live[i].impl) (warm-up)") {
+                mc_set_enabled(true)
+                defer { mc_set_enabled(false) }
+                let before = mc_snapshot()
+                let sample = try s.run()
+                return (sample, before, mc_snapshot())
+            }
             allocs[i] = Double(after.allocations - before.allocations) / Double(max(sample.ops, 1))
             if c.freshSessionPerRun { release(i) }
         } catch {
