@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+// The UVLoop benchmark suite: its own package, so that the peers it measures UVLoop against
+// (SwiftNIO, Dispatch, raw C libuv) never become dependencies of the library.
+import PackageDescription
+
+let package = Package(
+    name: "UVLoopBenchmarks",
+    products: [
+        .executable(name: "uvloop-bench", targets: ["uvloop-bench"]),
+    ],
+    dependencies: [
+        .package(name: "UVLoop", path: ".."),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
+    targets: [
+        // Raw C libuv peers: the floor UVLoop is measured against.
+        .target(
+            name: "CPeers",
+            linkerSettings: [.linkedLibrary("uv"), .linkedLibrary("pthread")]
+        ),
+        // malloc/calloc/realloc/free interposer counting allocations (and live bytes) while enabled.
+        .target(name: "CMallocCount"),
+        .executableTarget(
+            name: "uvloop-bench",
+            dependencies: [
+                "CPeers",
+                "CMallocCount",
+                .product(name: "UVLoop", package: "UVLoop"),
+                .product(name: "UVOperations", package: "UVLoop"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,336 @@
+// uvloop-bench: UVLoop side by side with SwiftNIO, Dispatch and raw C libuv, in one run.
+//
+//   uvloop-bench [--quick] [--reps N] [--only NAME[,NAME...]] [--json FILE] [--list]
+//
+// Every workload runs its implementations interleaved (A B A B ...), reports the median per impl,
+// and the ratio of each impl to UVLoop within the same run. See Benchmarks/README.md.
+import CMallocCount
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Counts, overridable with `--n` (for profiling under valgrind, say): every workload then uses that n.
+struct Counts {
+    var postN = 1_000_000
+    var batch = 1_000
+    var invokeN = 5_000
+    var timerCounts = [1_000, 10_000, 100_000, 1_000_000]
+    var chunkedN = 10_000_000
+    var chunkBudgetNs: UInt64 = 2_000_000
+    var lateTimerPeriodNs: UInt64 = 5_000_000
+    var operationsN = 100_000
+    var hopN = 20_000
+    var timerMemoryN = 1_000_000
+
+    init(override n: Int? = nil) {
+        guard let n else { return }
+        postN = n; invokeN = n; timerCounts = [n]; chunkedN = n; operationsN = n; hopN = n; timerMemoryN = n
+    }
+}
+
+func allCases(_ k: Counts) -> [BenchCase] {
+    let (postN, batch, invokeN, timerCounts) = (k.postN, k.batch, k.invokeN, k.timerCounts)
+    let (chunkedN, chunkBudgetNs, lateTimerPeriodNs) = (k.chunkedN, k.chunkBudgetNs, k.lateTimerPeriodNs)
+    let (operationsN, hopN, timerMemoryN) = (k.operationsN, k.hopN, k.timerMemoryN)
+    var cases: [BenchCase] = []
+    cases.append(BenchCase(workload: "post_cross_thread", n: postN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.postCrossThread(n: postN, producers: 1)),
+        ImplSpec(impl: "nio", make: NIOSide.postCrossThread(n: postN, producers: 1)),
+        ImplSpec(impl: "dispatch", make: DispatchSide.postCrossThread(n: postN, producers: 1)),
+        ImplSpec(impl: "libuv_c", make: CSide.postCrossThread(n: postN, producers: 1)),
+    ]))
+    cases.append(BenchCase(workload: "post_cross_thread_4", n: postN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.postCrossThread(n: postN, producers: 4)),
+        ImplSpec(impl: "nio", make: NIOSide.postCrossThread(n: postN, producers: 4)),
+        ImplSpec(impl: "dispatch", make: DispatchSide.postCrossThread(n: postN, producers: 4)),
+        ImplSpec(impl: "libuv_c", make: CSide.postCrossThread(n: postN, producers: 4)),
+    ]))
+    cases.append(BenchCase(workload: "post_cross_thread_noalloc", n: postN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.postCrossThreadNoAlloc(n: postN)),
+        ImplSpec(impl: "nio", make: NIOSide.postCrossThread(n: postN, producers: 1)),
+        ImplSpec(impl: "libuv_c", make: CSide.postCrossThread(n: postN, producers: 1)),
+        ImplSpec(impl: "libuv_c_lockfree", make: CSide.lockFreeCrossThread(n: postN, producers: 1)),
+    ]))
+    cases.append(BenchCase(workload: "post_on_loop", n: postN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.postOnLoop(n: postN, batch: batch)),
+        ImplSpec(impl: "nio", make: NIOSide.postOnLoop(n: postN, batch: batch)),
+        ImplSpec(impl: "dispatch", make: DispatchSide.postOnLoop(n: postN, batch: batch)),
+        ImplSpec(impl: "libuv_c", make: CSide.postOnLoop(n: postN, batch: batch)),
+    ]))
+    cases.append(BenchCase(workload: "post_next_iteration", n: postN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.postNextIteration(n: postN, batch: batch)),
+        // No next-iteration verb in NIO or Dispatch: execute/async from the loop is the nearest.
+        ImplSpec(impl: "nio", make: NIOSide.postOnLoop(n: postN, batch: batch)),
+        ImplSpec(impl: "dispatch", make: DispatchSide.postOnLoop(n: postN, batch: batch)),
+        ImplSpec(impl: "libuv_c", make: CSide.postNextIteration(n: postN, batch: batch)),
+    ]))
+    cases.append(BenchCase(workload: "invoke_roundtrip", n: invokeN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.invokeRoundtrip(n: invokeN)),
+        ImplSpec(impl: "nio", make: NIOSide.invokeRoundtrip(n: invokeN)),
+        ImplSpec(impl: "dispatch", make: DispatchSide.invokeRoundtrip(n: invokeN)),
+        ImplSpec(impl: "libuv_c", make: CSide.invokeRoundtrip(n: invokeN)),
+    ]))
+    for n in timerCounts {
+        // n timers scheduled (so n pending), then all n cancelled; ns per schedule+cancel.
+        var impls = [ImplSpec(impl: "uvloop", make: UVLoopSide.timerCancel(n: n))]
+        // NIO's cancel is a linear scan: at 1,000,000 pending it would take over ten minutes.
+        if n <= 100_000 { impls.append(ImplSpec(impl: "nio", make: NIOSide.timerCancel(n: n))) }
+        impls.append(ImplSpec(impl: "dispatch", make: DispatchSide.timerCancel(n: n)))
+        impls.append(ImplSpec(impl: "libuv_c", make: CSide.timerCancel(n: n)))
+        cases.append(BenchCase(workload: "timer_cancel", n: n, unit: "ns/op", impls: impls,
+                               quickReps: n >= 100_000 ? 2 : nil))
+    }
+    for n in timerCounts {
+        cases.append(BenchCase(workload: "timer_fire", n: n, unit: "ns/op", impls: [
+            ImplSpec(impl: "uvloop", make: UVLoopSide.timerFire(n: n)),
+            ImplSpec(impl: "nio", make: NIOSide.timerFire(n: n)),
+            ImplSpec(impl: "dispatch", make: DispatchSide.timerFire(n: n)),
+            ImplSpec(impl: "libuv_c", make: CSide.timerFire(n: n)),
+        ], quickReps: n >= 1_000_000 ? 2 : nil))
+    }
+    cases.append(BenchCase(workload: "chunked_overhead", n: chunkedN, unit: "ns/item", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.chunkedOverhead(n: chunkedN, budgetNs: chunkBudgetNs)),
+        ImplSpec(impl: "plain_loop", make: PlainLoop.chunkedOverhead(n: chunkedN)),
+        ImplSpec(impl: "libuv_c", make: CSide.chunkedOverhead(n: chunkedN, budgetNs: chunkBudgetNs)),
+    ]))
+    cases.append(BenchCase(workload: "chunked_timer_lateness", n: chunkedN, unit: "ns p99", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.chunkedTimerLateness(n: chunkedN, budgetNs: chunkBudgetNs,
+                                                                        periodNs: lateTimerPeriodNs)),
+        ImplSpec(impl: "libuv_c", make: CSide.chunkedTimerLateness(n: chunkedN, budgetNs: chunkBudgetNs,
+                                                                    periodNs: lateTimerPeriodNs)),
+    ]))
+    cases.append(BenchCase(workload: "operations", n: operationsN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.operations(n: operationsN)),
+        ImplSpec(impl: "nio", make: NIOSide.operations(n: operationsN)),
+        ImplSpec(impl: "dispatch", make: DispatchSide.operations(n: operationsN)),
+        ImplSpec(impl: "libuv_c", make: CSide.operations(n: operationsN)),
+    ]))
+    cases.append(BenchCase(workload: "actor_hop", n: hopN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.actorHop(n: hopN)),
+        ImplSpec(impl: "nio", make: NIOSide.actorHop(n: hopN)),
+        ImplSpec(impl: "dispatch", make: DispatchSide.actorHop(n: hopN)),
+    ]))
+    cases.append(BenchCase(workload: "idle_cpu", n: 1, unit: "cpu ns/s", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.idle()),
+        ImplSpec(impl: "nio", make: NIOSide.idle()),
+        ImplSpec(impl: "dispatch", make: DispatchSide.idle()),
+        ImplSpec(impl: "libuv_c", make: CSide.idle()),
+    ], freshSessionPerRun: true, quickReps: 1))
+    cases.append(BenchCase(workload: "timer_memory", n: timerMemoryN, unit: "bytes/timer", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.timerMemory(n: timerMemoryN)),
+        ImplSpec(impl: "nio", make: NIOSide.timerMemory(n: timerMemoryN)),
+        ImplSpec(impl: "dispatch", make: DispatchSide.timerMemory(n: timerMemoryN)),
+        ImplSpec(impl: "libuv_c", make: CSide.timerMemory(n: timerMemoryN)),
+    ], freshSessionPerRun: true, quickReps: 1, warmUp: false))
+    return cases
+}
+
+// MARK: - Targets from the issues, checked against this run's ratios.
+
+struct Target: Sendable {
+    let issue: Int
+    let workload: String
+    let text: String
+    /// nil: cannot be judged (an impl is pending or missing); else (holds, measured figure).
+    let check: @Sendable ([BenchResult]) -> (Bool, String)?
+}
+
+func value(_ rs: [BenchResult], _ w: String, _ n: Int, _ impl: String) -> Double? {
+    rs.first { $0.workload == w && $0.n == n && $0.impl == impl }?.value
+}
+
+func allocs(_ rs: [BenchResult], _ w: String, _ n: Int, _ impl: String) -> Double? {
+    rs.first { $0.workload == w && $0.n == n && $0.impl == impl }?.allocsPerOp
+}
+
+/// peer / uvloop >= factor.
+func faster(_ issue: Int, _ w: String, _ n: Int, _ peer: String, _ factor: Double, _ text: String) -> Target {
+    Target(issue: issue, workload: w, text: text) { rs in
+        guard let u = value(rs, w, n, "uvloop"), let p = value(rs, w, n, peer), u > 0 else { return nil }
+        return (p / u >= factor, "\(peer)/uvloop = \(fixed(p / u, 2))x")
+    }
+}
+
+/// uvloop / peer <= factor.
+func within(_ issue: Int, _ w: String, _ n: Int, _ peer: String, _ factor: Double, _ text: String) -> Target {
+    Target(issue: issue, workload: w, text: text) { rs in
+        guard let u = value(rs, w, n, "uvloop"), let p = value(rs, w, n, peer), p > 0 else { return nil }
+        return (u / p <= factor, "uvloop/\(peer) = \(fixed(u / p, 2))x")
+    }
+}
+
+func allocsAtMost(_ issue: Int, _ w: String, _ n: Int, _ limit: Double, _ text: String) -> Target {
+    Target(issue: issue, workload: w, text: text) { rs in
+        guard let a = allocs(rs, w, n, "uvloop") else { return nil }
+        return (a <= limit + 0.005, "uvloop allocs/op = \(fixed(a, 2))")
+    }
+}
+
+func valueAtMost(_ issue: Int, _ w: String, _ n: Int, _ limit: Double, _ unit: String, _ text: String) -> Target {
+    Target(issue: issue, workload: w, text: text) { rs in
+        guard let u = value(rs, w, n, "uvloop") else { return nil }
+        return (u <= limit, "uvloop = \(format(u)) \(unit)")
+    }
+}
+
+let standard = Counts()
+let postN = standard.postN, chunkedN = standard.chunkedN, operationsN = standard.operationsN
+let hopN = standard.hopN, timerMemoryN = standard.timerMemoryN
+
+let targets: [Target] = [
+    faster(2, "post_cross_thread", postN, "nio", 2, "post 1M closures from another thread >= 2x faster than NIO execute"),
+    faster(2, "post_cross_thread", postN, "dispatch", 2, "... and >= 2x faster than DispatchQueue.async"),
+    within(2, "post_cross_thread", postN, "libuv_c", 2, "... and within 2x of raw C (mutex queue, malloc per post)"),
+    allocsAtMost(2, "post_cross_thread", postN, 1, "... at most 1 allocation per post"),
+    faster(2, "post_on_loop", postN, "nio", 4, "post from the loop thread >= 4x faster than NIO execute on the loop"),
+    allocsAtMost(2, "post_cross_thread_noalloc", postN, 0, "zero-allocation path: 0 allocations per post"),
+    within(2, "post_cross_thread_noalloc", postN, "libuv_c_lockfree", 1.5, "... within 1.5x of the C lock-free handoff"),
+    faster(2, "post_cross_thread_noalloc", postN, "nio", 10, "... >= 10x faster than NIO execute"),
+    valueAtMost(2, "idle_cpu", 1, 1_000_000, "cpu ns/s", "an idle loop uses no CPU (< 1 ms of CPU per second, whole process)"),
+    Target(issue: 3, workload: "timer_cancel", text: "schedule+cancel: same cost at 1,000 and 1,000,000 pending (within 1.5x)") { rs in
+        guard let a = value(rs, "timer_cancel", 1_000, "uvloop"), let b = value(rs, "timer_cancel", 1_000_000, "uvloop"),
+              a > 0 else { return nil }
+        return (b / a <= 1.5, "uvloop 1M/1k = \(fixed(b / a, 2))x")
+    },
+    faster(3, "timer_cancel", 1_000_000, "libuv_c", 5, "schedule+cancel at 1M pending >= 5x faster than uv_timer_start/stop"),
+    faster(3, "timer_cancel", 100_000, "nio", 100, "schedule+cancel at 100k pending >= 100x faster than NIO"),
+    faster(3, "timer_fire", 1_000_000, "libuv_c", 3, "schedule+fire 1M over 10 ms >= 3x faster than raw libuv timers"),
+    faster(3, "timer_fire", 1_000_000, "nio", 5, "schedule+fire 1M over 10 ms >= 5x faster than NIO"),
+    allocsAtMost(3, "timer_cancel", 1_000_000, 2, "at most 2 allocations per timer (schedule+cancel)"),
+    allocsAtMost(3, "timer_fire", 1_000_000, 2, "at most 2 allocations per timer (schedule+fire)"),
+    valueAtMost(3, "timer_memory", timerMemoryN, 100, "bytes", "at most 100 bytes per pending timer"),
+    within(4, "chunked_overhead", chunkedN, "plain_loop", 1.2, "chunked loop over 10M items <= 1.2x a plain for loop"),
+    valueAtMost(4, "chunked_timer_lateness", chunkedN, 3_000_000, "ns", "timer every 5 ms during a 2 ms-budget chunked loop: p99 lateness <= 3 ms"),
+    faster(5, "operations", operationsN, "nio", 2, "100k block operations: >= 2x the throughput of NIOThreadPool + futures"),
+    faster(5, "operations", operationsN, "dispatch", 2, "... and of DispatchQueue.global + DispatchGroup"),
+    faster(7, "actor_hop", hopN, "nio", 2, "actor hop onto the loop and back >= 2x faster than on NIO's executor"),
+]
+
+func printTargets(_ rs: [BenchResult]) {
+    print("\nTargets (issue: target -> measured in this run)")
+    for t in targets where rs.contains(where: { $0.workload == t.workload }) {
+        let verdict: String
+        if let (ok, figure) = t.check(rs) {
+            verdict = (ok ? "holds   " : "MISSES  ") + figure
+        } else if let f = rs.first(where: { $0.workload == t.workload && $0.impl == "uvloop" && $0.failure != nil }) {
+            verdict = "NOT MEASURED  uvloop failed: \(f.failure!)"
+        } else {
+            verdict = "pending / not measured"
+        }
+        print("  #\(t.issue) \(t.text)\n        \(verdict)")
+    }
+}
+
+// MARK: - Command line
+
+var options = RunOptions()
+var only: [String] = []
+var onlyImpls: [String] = []
+var jsonPath: String?
+var listOnly = false
+var args = Array(CommandLine.arguments.dropFirst())
+var explicitReps: Int?
+var nOverride: Int?
+while !args.isEmpty {
+    let a = args.removeFirst()
+    switch a {
+    case "--quick": options.quick = true
+    case "--json": jsonPath = args.isEmpty ? nil : args.removeFirst()
+    case "--only": if !args.isEmpty { only += args.removeFirst().split(separator: ",").map(String.init) }
+    case "--reps": explicitReps = args.isEmpty ? nil : Int(args.removeFirst())
+    case "--n": nOverride = args.isEmpty ? nil : Int(args.removeFirst())
+    case "--impl": if !args.isEmpty { onlyImpls += args.removeFirst().split(separator: ",").map(String.init) }
+    case "--list": listOnly = true
+    case "--timeout":
+        if let t = args.isEmpty ? nil : Double(args.removeFirst()) { Limits.shared.hangSeconds = t }
+    case "-h", "--help":
+        print("""
+        usage: uvloop-bench [--quick] [--reps N] [--only WORKLOAD[,WORKLOAD...]] [--json FILE] [--list]
+                            [--impl IMPL[,IMPL...]] [--timeout SECONDS]
+          --quick   same workloads and counts, fewer repetitions (3 instead of 7)
+          --only    run only these workloads (exact names, or prefixes ending in *)
+          --n       use this n for every selected workload (profiling); targets then do not apply
+          --impl    run only these implementations (uvloop, nio, dispatch, libuv_c, ...), e.g. to profile
+          --json    also write the results to FILE
+          --timeout a run that takes longer is reported as a hang (HANG in the table, exit status 3) and
+                    abandoned; the rest of the suite still runs. Default 120 seconds.
+        """)
+        exit(0)
+    default:
+        FileHandleOut.err("uvloop-bench: unknown argument \(a) (try --help)")
+        exit(2)
+    }
+}
+options.reps = explicitReps ?? (options.quick ? 3 : 7)
+
+guard mc_self_test() else {
+    FileHandleOut.err("uvloop-bench: the malloc counter is not interposed; allocation counts would be wrong")
+    exit(1)
+}
+
+var cases = allCases(Counts(override: nOverride))
+if !only.isEmpty {
+    cases = cases.filter { c in
+        only.contains { o in o.hasSuffix("*") ? c.workload.hasPrefix(String(o.dropLast())) : c.workload == o }
+    }
+    if cases.isEmpty {
+        FileHandleOut.err("uvloop-bench: no workload matches \(only)")
+        exit(2)
+    }
+}
+if !onlyImpls.isEmpty {
+    cases = cases.map { c in
+        var c = c
+        c.impls = c.impls.filter { onlyImpls.contains($0.impl) }
+        return c
+    }.filter { !$0.impls.isEmpty }
+}
+if listOnly {
+    for c in cases {
+        print("\(c.workload) n=\(c.n): \(c.impls.map { $0.make == nil ? $0.impl + " (pending)" : $0.impl }.joined(separator: ", "))")
+    }
+    exit(0)
+}
+
+let started = nowNs()
+var results: [BenchResult] = []
+for c in cases {
+    let t0 = nowNs()
+    let rs = runCase(c, options: options)
+    results += rs
+    let summary = rs.map { "\($0.impl) \($0.value.map(format) ?? ($0.failure == nil ? "pending" : "FAILED"))" }.joined(separator: ", ")
+    FileHandleOut.err("[\(fixed(Double(nowNs() - t0) / 1e9, 1)) s] \(c.workload) n=\(c.n): \(summary)")
+}
+let elapsed = Double(nowNs() - started) / 1e9
+
+print("")
+printTable(results)
+printTargets(results)
+print("\n\(options.quick ? "quick" : "full") run, \(options.reps) timed repetitions (medians), "
+      + "\(fixed(elapsed, 1)) s; ratios are impl/uvloop within this run (above 1: UVLoop is cheaper).")
+
+if let jsonPath {
+    var uts = utsname()
+    uname(&uts)
+    let machine = withUnsafeBytes(of: &uts.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    let release = withUnsafeBytes(of: &uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    do {
+        try writeJSON(results, to: jsonPath, meta: [
+            "mode": options.quick ? "quick" : "full",
+            "repetitions": String(options.reps),
+            "cores": String(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
+            "machine": machine,
+            "kernel": release,
+            "seconds": fixed(elapsed, 1),
+        ])
+        print("JSON written to \(jsonPath)")
+    } catch {
+        FileHandleOut.err("uvloop-bench: \(error)")
+        exit(1)
+    }
+}
+
+if results.contains(where: { $0.failure != nil }) {
+    FileHandleOut.err("uvloop-bench: some runs failed or hung (see FAILED/HANG above)")
+    exit(3)
+}
