@@ -93,7 +93,10 @@ public final class Loop: Sendable {
         // No thread can be inside `run()` (it holds a reference), so closing here races nothing.
         let state = confined.value
         guard native.isOwned, !state.handlesClosed else { return }
-        queue.state.withLock { if $0.phase == .open { $0.phase = .shuttingDown } }
+        queue.state.withLock { [queue] in
+            if $0.phase == .open { $0.phase = .shuttingDown }
+            queue.acceptsWork.store(false, ordering: .releasing)
+        }
         state.shutDownNow()
         _ = native.closeOwned()
     }
@@ -146,8 +149,7 @@ public final class Loop: Sendable {
     /// is not empty the loop does not block in poll. Throws like `post`.
     public func postNextIteration(_ work: @escaping @Sendable () -> Void) throws(LoopError) {
         if isOnLoopThread {
-            let phase = queue.phase
-            guard phase == .open else { throw phase.refusal }
+            guard queue.isOpen else { throw queue.phase.refusal }
             confined.value.appendNextIteration(work)
         } else {
             try enqueue(.nextIteration(work))
@@ -303,8 +305,7 @@ public final class Loop: Sendable {
     /// clock (which only the loop's thread may read).
     private func insert(_ timer: LoopTimer, deadline: Deadline, work: TimerWork) throws(LoopError) {
         if isOnLoopThread {
-            let phase = queue.phase
-            guard phase == .open else { throw phase.refusal }
+            guard queue.isOpen else { throw queue.phase.refusal }
             let state = confined.value
             state.schedule(timer, deadline: deadline.resolved(now: state.now), work: work)
         } else {
@@ -425,6 +426,7 @@ public final class Loop: Sendable {
         let began = queue.state.withLock { [queue] state in
             guard state.phase == .open else { return false }
             state.phase = .shuttingDown
+            queue.acceptsWork.store(false, ordering: .releasing)
             state.wakePending = true
             if !onLoopThread { queue.wakersInFlight.add(1, ordering: .relaxed) }
             return true
@@ -458,6 +460,7 @@ public final class Loop: Sendable {
         let began = queue.state.withLock { state in
             guard state.phase == .open else { return false }
             state.phase = .shuttingDown
+            queue.acceptsWork.store(false, ordering: .releasing)
             return true
         }
         guard began else { throw .detached }
@@ -465,5 +468,5 @@ public final class Loop: Sendable {
     }
 
     /// Whether the loop still accepts work.
-    public var isAcceptingWork: Bool { queue.phase == .open }
+    public var isAcceptingWork: Bool { queue.isOpen }
 }

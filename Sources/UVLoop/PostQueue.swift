@@ -31,6 +31,14 @@ final class PostQueue: Sendable {
 
     let state = NativeMutex(State())
 
+    /// `phase == .open`, readable without the lock: cleared (under the lock) when shutdown or
+    /// detach begins. Loop-thread fast paths (scheduling a timer, next-iteration work) read it.
+    let acceptsWork = Atomic<Bool>(true)
+
+    /// Whether the loop accepts work, without taking the lock.
+    @inline(__always)
+    var isOpen: Bool { acceptsWork.load(ordering: .acquiring) }
+
     /// Threads between deciding, under the lock, to wake the loop and returning from
     /// `uv_async_send`. The send itself happens outside the lock, so that the woken loop thread
     /// does not find the lock taken; closing the async handle waits for this to reach zero.

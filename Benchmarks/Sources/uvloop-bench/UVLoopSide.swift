@@ -245,7 +245,26 @@ enum UVLoopSide {
 
     /// operations: `n` trivial block operations (worker on the pool, completion on the loop), started
     /// on the loop thread; ns per operation until the last completion ran.
-    static func operations(n: Int) -> SessionMaker? { nil }
+    static func operations(n: Int) -> SessionMaker? {
+        return {
+            let r = try UVLoopRunner()
+            let loop = r.loop
+            return Session(run: {
+                let c = Counter(target: n)
+                let t0 = nowNs()
+                try loop.post {
+                    for i in 0..<n {
+                        _ = try! WorkerOperation { i &* 2 &+ 1 }
+                            .onCompletion { c.add($0.value!) }
+                            .start(on: loop, session: nil)
+                    }
+                }
+                c.wait()
+                let t1 = nowNs()
+                return Sample(value: Double(t1 - t0) / Double(n), ops: n)
+            }, close: r.close)
+        }
+    }
 
     actor LoopActor {
         let loop: Loop
