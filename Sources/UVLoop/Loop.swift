@@ -172,15 +172,9 @@ public final class Loop: Sendable {
     /// run. Throws `LoopError.shutDown` if the loop no longer accepts work.
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
         if isOnLoopThread { return try work() }
-        let done = ThreadEvent()
-        let result = NativeMutex<Result<T, any Error>?>(nil)
-        try enqueue(.run {
-            let outcome = Result { try work() }
-            result.withLock { $0 = outcome }
-            done.signal()
-        })
-        done.wait()
-        return try result.withLock { $0! }.get()
+        let handoff = ThreadHandoff<Result<T, any Error>>()
+        try enqueue(.run { handoff.deliver(Result { try work() }) })
+        return try handoff.take().get()
     }
 
     /// Runs `work` on the loop's thread and returns its value, suspending (not blocking) the caller.
@@ -404,7 +398,7 @@ public final class Loop: Sendable {
         let onLoopThread = isOnLoopThread
         let mustWake = queue.state.withLock { [queue] state -> Bool in
             guard state.phase == .open else { return false }
-            state.stopRequested = true
+            queue.stopRequested.store(true, ordering: .releasing)
             if onLoopThread { return false }
             queue.wakersInFlight.add(1, ordering: .relaxed)
             return true

@@ -120,15 +120,16 @@ final class LoopState {
     /// while they have something to do.
     private func afterCallback() {
         if handlesClosed { return }
-        let (phase, stop) = queue.state.withLock { state in
-            defer { state.stopRequested = false }
-            return (state.phase, state.stopRequested)
-        }
-        if phase == .shuttingDown {
+        // Atomics, not the queue lock: a producer woken by the work just run (an `invoke` caller)
+        // posts again at once, and would find the lock taken here.
+        if !queue.isOpen, queue.phase == .shuttingDown {
             shutDownNow()
             return
         }
-        if stop { native.stop() }
+        if queue.stopRequested.load(ordering: .relaxed),
+           queue.stopRequested.exchange(false, ordering: .acquiring) {
+            native.stop()
+        }
         updateHandles()
     }
 

@@ -22,7 +22,6 @@ final class PostQueue: Sendable {
         var jobs: [Job] = []
         var wakePending = false
         var phase = LoopPhase.open
-        var stopRequested = false
         /// After close: the thread running executor jobs that arrived too late for the loop, and
         /// the jobs waiting for it (see `PostQueue+ExecutorJobs.swift`).
         var lateRunner: ThreadIdentity?
@@ -34,6 +33,9 @@ final class PostQueue: Sendable {
     /// `phase == .open`, readable without the lock: cleared (under the lock) when shutdown or
     /// detach begins. Loop-thread fast paths (scheduling a timer, next-iteration work) read it.
     let acceptsWork = Atomic<Bool>(true)
+
+    /// `stop()` was called; the loop's thread clears it when it stops.
+    let stopRequested = Atomic<Bool>(false)
 
     /// Whether the loop accepts work, without taking the lock.
     @inline(__always)
