@@ -32,6 +32,7 @@ public struct ChunkBudget: Sendable, Hashable, CustomStringConvertible {
     /// under 1% of the work.
     public static let `default` = ChunkBudget.time(.milliseconds(2))
 
+    /// A readable description, for logs and test failures.
     public var description: String {
         switch kind {
         case .time(let duration): return ".time(\(duration))"

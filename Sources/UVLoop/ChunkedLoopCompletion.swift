@@ -14,6 +14,7 @@ public struct ChunkedLoopCompletion: Sendable, CustomStringConvertible {
         /// The loop shut down (or was detached) before the chunked loop finished.
         case loopShutDown
 
+        /// A readable description, for logs and test failures.
         public var description: String {
             switch self {
             case .finished: return "finished"
@@ -66,6 +67,7 @@ public struct ChunkedLoopCompletion: Sendable, CustomStringConvertible {
         }
     }
 
+    /// A readable description, for logs and test failures.
     public var description: String {
         if let stoppedAt {
             return "\(reason) at \(stoppedAt) after \(processed) of \(total) items"

@@ -20,5 +20,6 @@ public struct ChunkedLoopProgress: Sendable, Hashable, CustomStringConvertible {
         total == 0 ? 1 : Double(processed) / Double(total)
     }
 
+    /// A readable description, for logs and test failures.
     public var description: String { "\(processed)/\(total)" }
 }

@@ -27,6 +27,7 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
         .libuv(function: function, code: code)
     }
 
+    /// What went wrong and what to do instead.
     public var description: String {
         switch self {
         case .shutDown:

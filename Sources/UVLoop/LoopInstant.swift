@@ -18,6 +18,7 @@ public struct LoopInstant: Sendable, Hashable, Comparable, CustomStringConvertib
         lhs.nanoseconds < rhs.nanoseconds
     }
 
+    /// A readable description, for logs and test failures.
     public var description: String { "LoopInstant(\(nanoseconds) ns)" }
 }
 
