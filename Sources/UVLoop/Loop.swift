@@ -68,6 +68,7 @@ public final class Loop: Sendable {
         self.wake = state.wake
         self.confined = LoopConfined(state)
         self.thread = .current
+        self.clockSource = clock
         self.serialExecutor = LoopSerialExecutor(queue: queue, wake: state.wake, thread: thread, confined: confined)
         state.executors = LoopExecutorRefs(serial: serialExecutor.asUnownedSerialExecutor(), task: asUnownedTaskExecutor())
     }
@@ -119,7 +120,7 @@ public final class Loop: Sendable {
 
     /// The loop's current time: the manual clock's value, or the system's monotonic clock.
     public var now: LoopInstant {
-        if confined.value.clockSource == .manual {
+        if clockSource == .manual {
             preconditionOnLoopThread("reading a manual clock")
             return LoopInstant(nanoseconds: confined.value.manualNow)
         }
@@ -127,7 +128,7 @@ public final class Loop: Sendable {
     }
 
     /// Which clock this loop uses.
-    public var clockSource: LoopClockSource { confined.value.clockSource }
+    public let clockSource: LoopClockSource
 
     // MARK: posting
 
@@ -301,16 +302,18 @@ public final class Loop: Sendable {
         if isOnLoopThread {
             guard queue.isOpen else { throw queue.phase.refusal }
             let state = confined.value
-            state.schedule(timer, deadline: deadline.resolved(now: state.now), work: work)
+            let now = state.now
+            state.schedule(timer, deadline: deadline.resolved(now: now), now: now, work: work)
         } else {
             var deadline = deadline
-            if case .after = deadline, confined.value.clockSource == .system {
+            if case .after = deadline, clockSource == .system {
                 deadline = .absolute(deadline.resolved(now: monotonicNanoseconds()))
             }
             try enqueue(.run { [confined, deadline] in
                 guard timer.isPending else { return }
                 let state = confined.value
-                state.schedule(timer, deadline: deadline.resolved(now: state.now), work: work)
+                let now = state.now
+                state.schedule(timer, deadline: deadline.resolved(now: now), now: now, work: work)
             })
         }
     }

@@ -243,7 +243,8 @@ final class LoopState {
 
     // MARK: timers
 
-    func schedule(_ timer: LoopTimer, deadline: UInt64, work: TimerWork) {
+    /// Inserts a timer; `now` is the clock reading the caller resolved `deadline` against.
+    func schedule(_ timer: LoopTimer, deadline: UInt64, now: UInt64, work: TimerWork) {
         timers.insert(timer, deadline: deadline, work: work)
         if deadline <= now {
             timersDue = true

@@ -138,7 +138,7 @@ final class EventControlTests: XCTestCase {
         let lock = try control.addTarget(picker, action: Picker.lock, for: PickerEvent.lock)
         try control.addTarget(picker, action: Picker.pick, for: PickerEvent.pick)
         let results = NativeMutex<[Bool]>([])
-        try runOnJoinedThreads(1) { _ in
+        onThreads(1) { _ in
             let sends = [
                 try? control.send(PickerEvent.lock, true),
                 try? control.send(PickerEvent.pick, "blue"),
@@ -165,7 +165,7 @@ final class EventControlTests: XCTestCase {
             for recorder in recorders { try control.addTarget(recorder, action: TickRecorder.record, for: tick) }
         }
         let refused = Atomic<Int>(0)
-        try runOnJoinedThreads(4) { sender in
+        onThreads(4) { sender in
             for index in 0..<1_000 where (try? control.send(tick, Tick(sender: sender, index: index))) != true {
                 refused.add(1, ordering: .relaxed)
             }

@@ -154,7 +154,7 @@ final class EventRegistryTests: XCTestCase {
         try registry.register(Picker.lock, for: PickerEvent.lock)
 
         let results = NativeMutex<[Bool]>([])
-        try runOnJoinedThreads(1) { _ in
+        onThreads(1) { _ in
             let registered = try? registry.send(PickerEvent.lock, true)
             let unregistered = try? registry.send(PickerEvent.reset)
             results.withLock { $0 = [registered ?? false, unregistered ?? true] }
@@ -173,7 +173,7 @@ final class EventRegistryTests: XCTestCase {
         try registry.setTarget(picker)
         try registry.register(Picker.lock, for: PickerEvent.lock)
         let sent = Atomic<Bool>(false)
-        try runOnJoinedThreads(1) { _ in
+        onThreads(1) { _ in
             sent.store((try? registry.send(PickerEvent.lock, true)) ?? false, ordering: .relaxed)
         }
         XCTAssertTrue(sent.load(ordering: .relaxed), "an action was registered at send time")
@@ -192,7 +192,7 @@ final class EventRegistryTests: XCTestCase {
             try registry.setTarget(picker)
             try registry.register(Picker.lock, for: PickerEvent.lock)
             let sent = Atomic<Bool>(false)
-            try runOnJoinedThreads(1) { _ in
+            onThreads(1) { _ in
                 sent.store((try? registry.send(PickerEvent.lock, true)) ?? false, ordering: .relaxed)
             }
             XCTAssertTrue(sent.load(ordering: .relaxed))
@@ -216,7 +216,7 @@ final class EventRegistryTests: XCTestCase {
             try registry.register(TickRecorder.record, for: tick)
         }
         let refused = Atomic<Int>(0)
-        try runOnJoinedThreads(4) { sender in
+        onThreads(4) { sender in
             for index in 0..<1_000 where (try? registry.send(tick, Tick(sender: sender, index: index))) != true {
                 refused.add(1, ordering: .relaxed)
             }
@@ -252,7 +252,7 @@ final class EventRegistryTests: XCTestCase {
         let loop = try Loop.manual()
         let registry = EventRegistry(loop: loop)
         let error = NativeMutex<LoopError?>(nil)
-        try runOnJoinedThreads(1) { _ in
+        onThreads(1) { _ in
             let picker = Picker(loop: loop)
             do throws(LoopError) { try registry.setTarget(picker) } catch let caught { error.withLock { $0 = caught } }
         }
@@ -271,7 +271,7 @@ final class EventRegistryTests: XCTestCase {
         try registry.register(Picker.lock, for: PickerEvent.lock)
         loop.shutdown()
         let errors = NativeMutex<[LoopError]>([])
-        try runOnJoinedThreads(1) { _ in
+        onThreads(1) { _ in
             do throws(LoopError) { try registry.send(PickerEvent.lock, true) } catch { errors.withLock { $0.append(error) } }
             do throws(LoopError) { try registry.removeAllActions() } catch { errors.withLock { $0.append(error) } }
         }

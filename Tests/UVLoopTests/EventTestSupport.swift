@@ -77,12 +77,6 @@ final class TickRecorder {
     }
 }
 
-/// Runs `body(index)` on `count` new threads at once and returns when every one has finished.
-func runOnJoinedThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) throws {
-    let threads = try (0..<count).map { index in try NativeThread.start { body(index) } }
-    for thread in threads { thread.join() }
-}
-
 /// Whether, for each sender, its ticks appear in sending order 0..<perSender and none is missing.
 func ticksArriveInPerSenderOrder(_ ticks: [Tick], senders: Int, perSender: Int) -> Bool {
     var next = [Int](repeating: 0, count: senders)

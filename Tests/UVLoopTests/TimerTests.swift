@@ -190,39 +190,6 @@ final class TimerTests: XCTestCase {
         try thread.shutdown()
     }
 
-    func testSleepResumesAndTaskCancellationCancelsTheTimerAtOnce() async throws {
-        let thread = try Loop.startThread()
-        let loop = thread.loop
-        try await loop.sleep(for: .milliseconds(1))
-        let sleeper = Task { try await loop.sleep(for: .seconds(3600)) }
-        // Wait until the sleep's timer is scheduled, without sleeping: poll the loop's timer count.
-        while try await loop.invoke({ loop.scheduledTimerCount }) == 0 { await Task.yield() }
-        sleeper.cancel()
-        do {
-            try await sleeper.value
-            XCTFail("a cancelled sleep must throw")
-        } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
-        }
-        let remaining = try await loop.invoke { loop.scheduledTimerCount }
-        XCTAssertEqual(remaining, 0, "the timer is gone")
-        try thread.shutdown()
-    }
-
-    func testSleepOnALoopThatShutsDownThrows() async throws {
-        let thread = try Loop.startThread()
-        let loop = thread.loop
-        let sleeper = Task { try await loop.sleep(for: .seconds(3600)) }
-        while try await loop.invoke({ loop.scheduledTimerCount }) == 0 { await Task.yield() }
-        try thread.shutdown()
-        do {
-            try await sleeper.value
-            XCTFail("sleep must not outlive its loop silently")
-        } catch {
-            XCTAssertEqual(error as? LoopError, .shutDown)
-        }
-    }
-
     func testMassCancellationCompactsAndTheRestStillFireInOrder() throws {
         let loop = try Loop.manual()
         let fired = LoopBound([Int](), loop: loop)
