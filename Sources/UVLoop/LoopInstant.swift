@@ -44,13 +44,12 @@ extension LoopInstant: InstantProtocol {
 }
 
 extension Duration {
-    /// This duration in whole nanoseconds, clamped to `Int64`'s range instead of trapping.
+    /// This duration in whole nanoseconds (truncated toward zero), clamped to `Int64`'s range
+    /// instead of trapping.
+    ///
+    /// One 128-bit division of `attoseconds`: going through `components` (a second 128-bit division
+    /// and a multiplication) cost 188 instructions, 8% of a timer's schedule+cancel (callgrind).
     var saturatingNanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        let (sum, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
-        if overflow2 { return seconds < 0 ? .min : .max }
-        return sum
+        Int64(clamping: attoseconds / 1_000_000_000)
     }
 }
