@@ -33,7 +33,9 @@ import CLibUV
 /// executor documentation (LoopExecutor.swift): none is dropped either.
 public final class Loop: Sendable {
     let queue: PostQueue
-    let confined: LoopConfined<LoopState>
+    /// The status of every timer, shared with the timers' handles (any thread).
+    let timerSlots: TimerSlots
+    let confined: LoopConfinedObject<LoopState>
     let wake: WakeHandle
     let native: NativeLoop
     /// The thread that runs this loop.
@@ -54,19 +56,23 @@ public final class Loop: Sendable {
         try self.init(native: NativeLoop.create(), clock: clock, postBudget: postBudget)
     }
 
-    init(native: NativeLoop, clock: LoopClockSource, postBudget: Int) throws(LoopError) {
+    init(
+        native: NativeLoop, clock: LoopClockSource, postBudget: Int, timerSlots: TimerSlots = TimerSlots()
+    ) throws(LoopError) {
         let queue = PostQueue()
         let state: LoopState
         do {
-            state = try LoopState(native: native, queue: queue, clock: clock, postBudget: postBudget)
+            state = try LoopState(
+                native: native, queue: queue, clock: clock, postBudget: postBudget, timerSlots: timerSlots)
         } catch {
             if native.isOwned { _ = native.closeOwned() }
             throw error
         }
         self.queue = queue
+        self.timerSlots = timerSlots
         self.native = native
         self.wake = state.wake
-        self.confined = LoopConfined(state)
+        self.confined = LoopConfinedObject(state)
         self.thread = .current
         self.clockSource = clock
         self.serialExecutor = LoopSerialExecutor(queue: queue, wake: state.wake, thread: thread, confined: confined)
@@ -214,7 +220,7 @@ public final class Loop: Sendable {
     public func schedule(
         after delay: Duration, _ work: @escaping @Sendable () -> Void
     ) throws(LoopError) -> LoopTimer {
-        try schedule(timer: LoopTimer(loop: self, interval: 0, policy: .fixedRate), delay: delay, work: .closure(work))
+        try schedule(after: delay, repetition: .none, work: .closure(work))
     }
 
     /// Runs `work` on the loop's thread at `deadline` on the loop's clock (at once if it has passed).
@@ -222,8 +228,8 @@ public final class Loop: Sendable {
     public func schedule(
         at deadline: LoopInstant, _ work: @escaping @Sendable () -> Void
     ) throws(LoopError) -> LoopTimer {
-        let timer = LoopTimer(loop: self, interval: 0, policy: .fixedRate)
-        try insert(timer, deadline: .absolute(deadline.nanoseconds), work: .closure(work))
+        let timer = makeTimer()
+        try insert(timer, deadline: .absolute(deadline.nanoseconds), repetition: .none, work: .closure(work))
         return timer
     }
 
@@ -242,8 +248,8 @@ public final class Loop: Sendable {
         guard nanoseconds > 0 else {
             throw LoopError.invalidArgument("a repeating timer's interval must be positive (got \(interval))")
         }
-        let timer = LoopTimer(loop: self, interval: UInt64(nanoseconds), policy: policy)
-        return try schedule(timer: timer, delay: delay ?? interval, work: .closure(work))
+        let repetition = TimerRepetition(interval: UInt64(nanoseconds), policy: policy)
+        return try schedule(after: delay ?? interval, repetition: repetition, work: .closure(work))
     }
 
     /// Suspends the calling task for `duration` on the loop's clock.
@@ -253,20 +259,20 @@ public final class Loop: Sendable {
     /// an actor on this loop the timer is scheduled at once, on the loop's thread, without a hop.
     public func sleep(for duration: Duration, isolation: isolated (any Actor)? = #isolation) async throws {
         try Task.checkCancellation()
-        let waiter = SleepWaiter()
+        let waiter = SleepWaiter(timer: makeTimer())
         try await withTaskCancellationHandler {
             // Capturing `isolation` keeps this closure on the caller's actor, so that from an
             // actor on this loop the timer is scheduled right here, on the loop's thread.
             _ = isolation
             return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let timer = LoopTimer(loop: self, interval: 0, policy: .fixedRate)
                 // Arm before scheduling, so the timer can only fire once the waiter knows it.
-                if !waiter.arm(continuation, timer: timer) {
+                if !waiter.arm(continuation) {
+                    abandon(waiter.timer)
                     continuation.resume(throwing: CancellationError())
                     return
                 }
                 do {
-                    _ = try schedule(timer: timer, delay: duration, work: .sleeper(waiter))
+                    try insert(waiter.timer, after: duration, repetition: .none, work: .sleeper(waiter))
                 } catch {
                     waiter.resume(with: .failure(error))
                 }
@@ -276,10 +282,31 @@ public final class Loop: Sendable {
         }
     }
 
-    func schedule(timer: LoopTimer, delay: Duration, work: TimerWork) throws(LoopError) -> LoopTimer {
+    /// Schedules a new timer; on the loop's thread without a detour through `makeTimer`.
+    private func schedule(after delay: Duration, repetition: TimerRepetition, work: TimerWork) throws(LoopError) -> LoopTimer {
         let nanoseconds = UInt64(clamping: max(0, delay.saturatingNanoseconds))
-        try insert(timer, deadline: .after(nanoseconds), work: work)
-        return timer
+        guard isOnLoopThread else {
+            let timer = LoopTimer(loop: self, id: timerSlots.allocate())
+            try insertFromOtherThread(timer, deadline: .after(nanoseconds), repetition: repetition, work: work)
+            return timer
+        }
+        guard queue.isOpen else { throw queue.phase.refusal }
+        let state = confined.value
+        let now = state.now
+        let id = state.timers.allocate()
+        state.schedule(id, deadline: now.addingClamped(nanoseconds), now: now, repetition: repetition, work: work)
+        return LoopTimer(loop: self, id: id)
+    }
+
+    /// A pending timer that is not scheduled yet: `insert` schedules it, `abandon` gives it up.
+    func makeTimer() -> LoopTimer {
+        LoopTimer(loop: self, id: isOnLoopThread ? confined.value.timers.allocate() : timerSlots.allocate())
+    }
+
+    /// Schedules a timer from `makeTimer()` to fire `delay` from now.
+    func insert(_ timer: LoopTimer, after delay: Duration, repetition: TimerRepetition, work: TimerWork) throws(LoopError) {
+        let nanoseconds = UInt64(clamping: max(0, delay.saturatingNanoseconds))
+        try insert(timer, deadline: .after(nanoseconds), repetition: repetition, work: work)
     }
 
     /// When a timer is due: at an instant, or after a delay from "now".
@@ -295,36 +322,64 @@ public final class Loop: Sendable {
         }
     }
 
-    /// Inserts on the loop's thread; from another thread the insertion is posted. A delay is
-    /// measured from the call on the system clock, and from when the loop receives it on a manual
-    /// clock (which only the loop's thread may read).
-    private func insert(_ timer: LoopTimer, deadline: Deadline, work: TimerWork) throws(LoopError) {
-        if isOnLoopThread {
-            guard queue.isOpen else { throw queue.phase.refusal }
-            let state = confined.value
-            let now = state.now
-            state.schedule(timer, deadline: deadline.resolved(now: now), now: now, work: work)
-        } else {
-            var deadline = deadline
-            if case .after = deadline, clockSource == .system {
-                deadline = .absolute(deadline.resolved(now: monotonicNanoseconds()))
-            }
-            try enqueue(.run { [confined, deadline] in
-                guard timer.isPending else { return }
+    /// Schedules a timer from `makeTimer()`: on the loop's thread at once, from another thread
+    /// through a post. When the loop no longer accepts work the timer is abandoned (no longer
+    /// pending) and the error thrown.
+    private func insert(
+        _ timer: LoopTimer, deadline: Deadline, repetition: TimerRepetition, work: TimerWork
+    ) throws(LoopError) {
+        guard isOnLoopThread else {
+            try insertFromOtherThread(timer, deadline: deadline, repetition: repetition, work: work)
+            return
+        }
+        guard queue.isOpen else {
+            abandon(timer)
+            throw queue.phase.refusal
+        }
+        let state = confined.value
+        let now = state.now
+        state.schedule(timer.id, deadline: deadline.resolved(now: now), now: now, repetition: repetition, work: work)
+    }
+
+    /// A delay is measured from the call on the system clock, and from when the loop receives it
+    /// on a manual clock (which only the loop's thread may read).
+    private func insertFromOtherThread(
+        _ timer: LoopTimer, deadline: Deadline, repetition: TimerRepetition, work: TimerWork
+    ) throws(LoopError) {
+        var deadline = deadline
+        if case .after = deadline, clockSource == .system {
+            deadline = .absolute(deadline.resolved(now: monotonicNanoseconds()))
+        }
+        do {
+            try enqueue(.run { [confined, deadline, id = timer.id] in
                 let state = confined.value
                 let now = state.now
-                state.schedule(timer, deadline: deadline.resolved(now: now), now: now, work: work)
+                state.schedule(id, deadline: deadline.resolved(now: now), now: now, repetition: repetition, work: work)
             })
+        } catch {
+            abandon(timer)
+            throw error
+        }
+    }
+
+    /// Gives up a timer from `makeTimer()` that will not be scheduled: it is no longer pending and
+    /// its slot is free again.
+    func abandon(_ timer: LoopTimer) {
+        _ = timerSlots.finish(timer.id, as: TimerSlots.cancelled)
+        if isOnLoopThread {
+            confined.value.timers.abandon(timer.id)
+        } else {
+            timerSlots.free(TimerSlots.slot(timer.id))
         }
     }
 
     func discard(_ timer: LoopTimer) {
         if isOnLoopThread {
-            confined.value.discard(timer)
+            confined.value.discard(timer.id)
         } else {
             // Drop the closure on the loop's thread, never on the cancelling one. If the loop no
             // longer accepts work, shutdown has already released every pending timer's closure.
-            try? enqueue(.run { [confined] in confined.value.discard(timer) })
+            try? enqueue(.run { [confined, id = timer.id] in confined.value.discard(id) })
         }
     }
 

@@ -36,11 +36,7 @@ final class LoopState {
     /// The timer queue lives behind a pointer: as a stored property of this class, every
     /// mutation would pay a run-time exclusivity check (callgrind: about 300 instructions per
     /// schedule+cancel). `TimerQueue`'s methods never call user code, so accesses cannot overlap.
-    private let timerStorage: UnsafeMutablePointer<TimerQueue> = {
-        let storage = UnsafeMutablePointer<TimerQueue>.allocate(capacity: 1)
-        storage.initialize(to: TimerQueue())
-        return storage
-    }()
+    private let timerStorage: UnsafeMutablePointer<TimerQueue>
 
     var timers: TimerQueue {
         _read { yield timerStorage.pointee }
@@ -68,7 +64,11 @@ final class LoopState {
         timerStorage.deallocate()
     }
 
-    init(native: NativeLoop, queue: PostQueue, clock: LoopClockSource, postBudget: Int) throws(LoopError) {
+    init(
+        native: NativeLoop, queue: PostQueue, clock: LoopClockSource, postBudget: Int, timerSlots: TimerSlots
+    ) throws(LoopError) {
+        timerStorage = .allocate(capacity: 1)
+        timerStorage.initialize(to: TimerQueue(shared: timerSlots))
         self.native = native
         self.queue = queue
         self.clockSource = clock
@@ -243,9 +243,10 @@ final class LoopState {
 
     // MARK: timers
 
-    /// Inserts a timer; `now` is the clock reading the caller resolved `deadline` against.
-    func schedule(_ timer: LoopTimer, deadline: UInt64, now: UInt64, work: TimerWork) {
-        timers.insert(timer, deadline: deadline, work: work)
+    /// Schedules timer `id` (pending, allocated on any thread); `now` is the clock reading the
+    /// caller resolved `deadline` against. A timer cancelled on its way here is dropped.
+    func schedule(_ id: UInt64, deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: TimerWork) {
+        if timers.insert(id, deadline: deadline, repetition: repetition, work: work) != nil { return }
         if deadline <= now {
             timersDue = true
             if !idle.isActive { idle.start() }
@@ -255,22 +256,16 @@ final class LoopState {
     }
 
     /// Removes a timer that was cancelled; drops its work here, on the loop's thread.
-    func discard(_ timer: LoopTimer) {
-        _ = timers.remove(timer)
+    func discard(_ id: UInt64) {
+        _ = timers.remove(id)
     }
 
     /// Fires a pending timer now (the loop thread's half of `LoopTimer.fire()`).
     func fireNow(_ timer: LoopTimer) -> Bool {
-        guard timer.status.compareExchange(
-            expected: LoopTimer.pending, desired: LoopTimer.fired, ordering: .acquiringAndReleasing
-        ).exchanged else { return false }
-        let slot = timer.slot.load(ordering: .relaxed)
-        var work: TimerWork? = timers.remove(timer)
-        if work == nil, slot >= 0 {
-            // Inside its own callback: the firing loop frees it; run a copy of the work.
-            work = timers.work(at: slot)
-        }
-        if let work { run(work) }
+        guard timers.shared.finish(timer.id, as: TimerSlots.fired) else { return false }
+        // Inside its own callback a repeating timer is not scheduled: the firing loop frees it
+        // afterwards; run a copy of the work.
+        if let work = timers.remove(timer.id) ?? timers.work(at: TimerSlots.slot(timer.id)) { run(work) }
         return true
     }
 
@@ -280,42 +275,29 @@ final class LoopState {
         timersDue = false
         let now = self.now
         let limit = timers.nextSequence
+        let slots = timers.shared
         while let entry = timers.popDue(now: now, sequenceLimit: limit) {
             let slot = entry.slot
-            let timer = timers.timer(at: slot)
-            if timer.interval == 0 {
-                let work = timers.free(slot: slot)
-                guard timer.status.compareExchange(
-                    expected: LoopTimer.pending, desired: LoopTimer.fired, ordering: .acquiringAndReleasing
-                ).exchanged else { continue }
-                if let work { run(work) }
+            let repetition = timers.repetition(at: slot)
+            if !repetition.isRepeating {
+                let fired = slots.finish(slot: slot, as: TimerSlots.fired)
+                // Released before it runs, so that the callback may reuse the slot.
+                let work = timers.release(slot: slot)
+                if fired, let work { run(work) }
             } else {
-                guard timer.isPending, let work = timers.work(at: slot) else {
-                    _ = timers.free(slot: slot)
+                guard slots.isPending(slot: slot), let work = timers.work(at: slot) else {
+                    _ = timers.release(slot: slot)
                     continue
                 }
                 run(work)
-                if timer.isPending {
-                    timers.reinsert(slot: slot, deadline: nextDeadline(of: timer, previous: entry.deadline))
+                if slots.isPending(slot: slot) {
+                    timers.reinsert(slot: slot, deadline: repetition.nextDeadline(after: entry.deadline, now: self.now))
                 } else {
-                    _ = timers.free(slot: slot)
+                    _ = timers.release(slot: slot)
                 }
             }
         }
         rearm()
-    }
-
-    private func nextDeadline(of timer: LoopTimer, previous: UInt64) -> UInt64 {
-        let now = self.now
-        switch timer.policy {
-        case .fixedDelay:
-            return now.addingClamped(timer.interval)
-        case .fixedRate:
-            let next = previous.addingClamped(timer.interval)
-            if next > now { return next }
-            let missed = (now - previous) / timer.interval
-            return previous.addingClamped(timer.interval.multipliedClamped(missed + 1))
-        }
     }
 
     private func run(_ work: TimerWork) {
@@ -396,14 +378,12 @@ final class LoopState {
         chunkedLoops.stopAll()
         for close in inboxClosers.values { close() }
         inboxClosers.removeAll()
-        for (timer, work) in timers.removeAll() {
-            guard timer.status.compareExchange(
-                expected: LoopTimer.pending, desired: LoopTimer.cancelled, ordering: .acquiringAndReleasing
-            ).exchanged else { continue }
+        for (slot, work) in timers.removeAll() {
+            guard timers.shared.finish(slot: slot, as: TimerSlots.cancelled) else { continue }
             switch work {
             case .sleeper(let waiter): waiter.resume(with: .failure(LoopError.shutDown))
             case .ticker(let ticker): ticker.finish()
-            case .closure, nil: break
+            case .closure: break
             }
         }
     }

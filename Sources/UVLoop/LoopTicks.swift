@@ -44,12 +44,10 @@ public struct LoopTicks: AsyncSequence, Sendable {
     /// Starts a timer for this iteration; see `Loop.ticks(every:policy:)`. On a loop that no longer
     /// accepts work the iterator is already finished.
     public func makeAsyncIterator() -> Iterator {
-        let waiter = TickWaiter()
-        let nanoseconds = UInt64(clamping: interval.saturatingNanoseconds)
-        let timer = LoopTimer(loop: loop, interval: nanoseconds, policy: policy)
-        waiter.attach(timer)
+        let repetition = TimerRepetition(interval: UInt64(interval.saturatingNanoseconds), policy: policy)
+        let waiter = TickWaiter(timer: loop.makeTimer())
         do {
-            _ = try loop.schedule(timer: timer, delay: interval, work: .ticker(waiter))
+            try loop.insert(waiter.timer, after: interval, repetition: repetition, work: .ticker(waiter))
         } catch {
             waiter.finish()
         }

@@ -1,11 +1,14 @@
-import Synchronization
-
 /// A handle to work scheduled on a `Loop`'s clock: cancel it, fire it early, or ask whether it is
 /// still pending. Usable from any thread; every method is idempotent.
 ///
 /// A one-shot timer ends in exactly one of two ways, decided atomically: it runs (at its deadline
 /// or through `fire()`), or it is cancelled. A repeating timer runs until it is cancelled or fired.
-public final class LoopTimer: Sendable {
+///
+/// The handle is a small value (the loop and a generation-checked slot of the loop's timer table),
+/// so scheduling allocates nothing for it. Copies are the same timer, and compare equal. A handle
+/// kept after its timer ended stays safe: the slot is reused with a new generation, which the old
+/// handle never matches (`isPending` is false, `cancel()` and `fire()` return false).
+public struct LoopTimer: Sendable, Hashable {
     /// How a repeating timer chooses its next deadline.
     public enum RepeatPolicy: Sendable, Equatable {
         /// The next deadline is the previous deadline plus the interval, so ticks stay on a grid
@@ -17,27 +20,18 @@ public final class LoopTimer: Sendable {
         case fixedDelay
     }
 
-    static let pending: UInt8 = 0
-    static let fired: UInt8 = 1
-    static let cancelled: UInt8 = 2
-
     /// The loop whose clock and thread the timer runs on.
     public let loop: Loop
-    let status = Atomic<UInt8>(LoopTimer.pending)
-    /// The timer's slot in the loop's `TimerQueue`; touched on the loop's thread only.
-    let slot = Atomic<Int32>(-1)
-    /// Zero for a one-shot timer.
-    let interval: UInt64
-    let policy: RepeatPolicy
+    /// The slot (high 32 bits) and its generation (low 32 bits); see `TimerSlots`.
+    let id: UInt64
 
-    init(loop: Loop, interval: UInt64, policy: RepeatPolicy) {
+    init(loop: Loop, id: UInt64) {
         self.loop = loop
-        self.interval = interval
-        self.policy = policy
+        self.id = id
     }
 
     /// Whether the timer may still run: neither cancelled nor (for a one-shot timer) fired.
-    public var isPending: Bool { status.load(ordering: .acquiring) == LoopTimer.pending }
+    public var isPending: Bool { loop.timerSlots.isPending(id) }
 
     /// Cancels the timer.
     ///
@@ -48,9 +42,7 @@ public final class LoopTimer: Sendable {
     /// A repeating timer may cancel itself from inside its own callback.
     @discardableResult
     public func cancel() -> Bool {
-        guard status.compareExchange(
-            expected: LoopTimer.pending, desired: LoopTimer.cancelled, ordering: .acquiringAndReleasing
-        ).exchanged else { return false }
+        guard loop.timerSlots.finish(id, as: TimerSlots.cancelled) else { return false }
         loop.discard(self)
         return true
     }
@@ -66,5 +58,16 @@ public final class LoopTimer: Sendable {
         if loop.isOnLoopThread { return loop.fireNow(self) }
         guard isPending else { return false }
         return (try? loop.invoke { [self] in loop.fireNow(self) }) ?? false
+    }
+
+    /// Two handles are equal when they are the same scheduling of the same loop.
+    public static func == (lhs: LoopTimer, rhs: LoopTimer) -> Bool {
+        lhs.loop === rhs.loop && lhs.id == rhs.id
+    }
+
+    /// Hashes the loop's identity and the timer's slot and generation.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(loop))
+        hasher.combine(id)
     }
 }

@@ -5,14 +5,14 @@ final class TickWaiter: Sendable {
         var waiter: CheckedContinuation<LoopInstant?, Never>?
         var pending: LoopInstant?
         var finished = false
-        var timer: LoopTimer?
     }
 
+    /// The repeating timer that delivers the ticks; the timer queue reaches it through the waiter.
+    let timer: LoopTimer
     private let state = NativeMutex(State())
 
-    /// Remembers the timer, so that `cancel()` can stop it.
-    func attach(_ timer: LoopTimer) {
-        state.withLock { $0.timer = timer }
+    init(timer: LoopTimer) {
+        self.timer = timer
     }
 
     /// The loop's thread, at each tick: hands it to the waiting consumer, or keeps it if none waits
@@ -43,11 +43,7 @@ final class TickWaiter: Sendable {
 
     /// Ends the sequence and cancels its timer (task cancelled, or iterator dropped).
     func cancel() {
-        let timer = state.withLock { state in
-            defer { state.timer = nil }
-            return state.timer
-        }
-        timer?.cancel()
+        timer.cancel()
         finish()
     }
 

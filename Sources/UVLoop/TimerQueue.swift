@@ -7,15 +7,26 @@ enum TimerWork: Sendable {
     case ticker(TickWaiter)
 }
 
-/// The loop's pending timers: an indexed 4-ary min-heap on (deadline, sequence) plus a slab of
-/// slots that hold each timer's work. Start and pop are O(log n) with no allocation once the
-/// arrays have grown.
+/// The loop's pending timers, in (deadline, sequence) order: a slab of slots that hold each
+/// timer's work, and two orders of entries that point into it. Loop thread only.
+///
+/// - A run: a FIFO of entries scheduled in firing order (each no earlier than the one before it).
+///   Timeouts of one length, timers spread over an interval, repeating timers: most schedules
+///   arrive in order, and cost O(1) to schedule and to fire, with no comparisons beyond the tail.
+/// - A 4-ary min-heap for the entries that arrive out of order: O(log n) to schedule and to pop,
+///   with the entries alone in one array (no positions to keep up to date elsewhere), so that a
+///   sift touches nothing but the heap.
 ///
 /// Cancel is O(1): it takes the work out of the slot (so what the closure captured is released at
-/// once) and leaves a dead entry in the heap, skipped when it reaches the top. When dead entries
-/// outnumber live ones the heap is rebuilt without them in O(n), so cancelling costs amortized O(1)
-/// and the heap never holds more than twice the live timers. A cancel-heavy workload (timeouts
-/// that are almost always cancelled) thus never walks the heap on cancel.
+/// once) and clears the slot's bit in a bitmap of pending timers. The entry stays behind, dead,
+/// until it reaches the front or dead entries outnumber pending ones; then both orders are
+/// compacted in O(n), reading only the bitmap (one bit per slot: it stays in cache when the slots
+/// do not). So cancelling costs amortized O(1), and the queue never holds more than about twice as
+/// many entries as pending timers. A cancel-heavy workload (timeouts that are almost always
+/// cancelled) thus never walks the heap on cancel.
+///
+/// Whether a timer is pending, fired or cancelled is not kept here but in `TimerSlots`, where any
+/// thread can change it; a slot is reused (next generation) only once its entry is gone.
 ///
 /// Mutating methods never call user code and never release user closures: they hand the work back
 /// to the caller, which runs or drops it after the access ends, so a callback may schedule or
@@ -24,7 +35,7 @@ struct TimerQueue {
     struct Entry {
         var deadline: UInt64
         var sequence: UInt64
-        var slot: Int32
+        var slot: UInt32
 
         @inline(__always)
         func fires(before other: Entry) -> Bool {
@@ -32,152 +43,277 @@ struct TimerQueue {
         }
     }
 
-    /// Fields in this order pack into 32 bytes (the optional work's tag byte shares a word with
-    /// the heap index); the other orders take 40.
     struct Slot {
-        /// The timer's work; nil once cancelled or fired early (a dead heap entry).
+        /// Nil while the slot is free or holds a dead entry.
         var work: TimerWork?
-        /// Position in `heap`, or -1 while the timer's callback runs (popped, not yet freed).
-        var heapIndex: Int32
-        var timer: LoopTimer?
+        /// How a repeating timer repeats; `.none` for a one-shot timer.
+        var repetition: TimerRepetition
     }
 
-    private(set) var heap: [Entry] = []
+    /// Statuses and the slots of other threads; shared with the loop's `LoopTimer`s.
+    let shared: TimerSlots
+    private var run: [Entry] = []
+    /// Entries before this index have left the run.
+    private var runStart = 0
+    private var heap: [Entry] = []
     private var slots: [Slot] = []
-    private var freeSlots: [Int32] = []
-    /// The sequence number the next insertion gets: timers scheduled from now on compare later.
+    /// The loop thread's own free slots, refilled from and handed back to `shared` in batches.
+    private var freeSlots: [UInt32] = []
+    /// One bit per slot, set while the slot's timer has a live entry: scheduled and neither
+    /// cancelled nor popped. A repeating timer whose callback is running has no entry and a clear
+    /// bit, but keeps its work.
+    private var pendingBits: [UInt64] = []
+    /// The sequence number the next entry gets: timers scheduled from now on compare later.
     private(set) var nextSequence: UInt64 = 0
 
-    /// Entries in `heap` whose timer was cancelled or fired early (their slot has no work).
+    /// The number of scheduled timers.
+    private(set) var count = 0
+    /// Entries whose timer was cancelled or fired early; their slots are freed with them.
     private var deadCount = 0
 
-    /// The number of live (pending) timers.
-    var count: Int { heap.count - deadCount }
+    private static let refillBatch = 256
+    private static let freeSlotsKept = 4096
 
-    /// The earliest live deadline; drops dead entries from the top first.
+    init(shared: TimerSlots) {
+        self.shared = shared
+    }
+
+    /// The earliest scheduled deadline; drops dead entries from the front first.
     var earliestDeadline: UInt64? {
         mutating get {
-            while let first = heap.first, slots[Int(first.slot)].work == nil {
-                removeEntry(at: 0)
-                _ = free(slot: first.slot)
-                deadCount -= 1
+            dropDeadFronts()
+            switch (runStart < run.count ? run[runStart] : nil, heap.first) {
+            case (let head?, let top?): return min(head.deadline, top.deadline)
+            case (let head?, nil): return head.deadline
+            case (nil, let top?): return top.deadline
+            case (nil, nil): return nil
             }
-            return heap.first?.deadline
         }
     }
 
-    mutating func insert(_ timer: LoopTimer, deadline: UInt64, work: TimerWork) {
-        let slot: Int32
-        if let reused = freeSlots.popLast() {
-            slot = reused
-            slots[Int(slot)] = Slot(work: work, heapIndex: -1, timer: timer)
-        } else {
-            slot = Int32(slots.count)
-            slots.append(Slot(work: work, heapIndex: -1, timer: timer))
+    /// A new timer id, pending and not scheduled yet (see `TimerSlots`).
+    mutating func allocate() -> UInt64 {
+        while true {
+            if freeSlots.isEmpty { shared.refill(&freeSlots, batch: Self.refillBatch) }
+            if let id = shared.activate(freeSlots.removeLast()) { return id }
         }
-        timer.slot.store(slot, ordering: .relaxed)
-        push(Entry(deadline: deadline, sequence: nextSequence, slot: slot))
-        nextSequence &+= 1
+    }
+
+    /// Schedules timer `id`, allocated on any thread. If it is no longer pending (cancelled on its
+    /// way here), frees its slot instead and hands the work back for the caller to drop.
+    mutating func insert(_ id: UInt64, deadline: UInt64, repetition: TimerRepetition, work: TimerWork) -> TimerWork? {
+        let slot = TimerSlots.slot(id)
+        guard shared.isPending(id) else {
+            free(slot)
+            return work
+        }
+        if Int(slot) >= slots.count { grow(toCover: slot) }
+        slots[Int(slot)] = Slot(work: work, repetition: repetition)
+        enqueue(slot: slot, deadline: deadline)
+        return nil
     }
 
     /// Puts a repeating timer whose callback just ran back on the schedule, as a new insertion.
-    mutating func reinsert(slot: Int32, deadline: UInt64) {
-        push(Entry(deadline: deadline, sequence: nextSequence, slot: slot))
-        nextSequence &+= 1
+    mutating func reinsert(slot: UInt32, deadline: UInt64) {
+        enqueue(slot: slot, deadline: deadline)
     }
 
-    /// Takes a pending timer off the schedule; returns its work for the caller to drop (or run).
-    /// Returns nil when the timer is not scheduled, or is running its callback right now (then the
-    /// firing code frees it when the callback returns). The heap entry stays behind, dead.
-    mutating func remove(_ timer: LoopTimer) -> TimerWork? {
-        let slot = timer.slot.load(ordering: .relaxed)
-        guard slot >= 0, slots[Int(slot)].timer === timer, slots[Int(slot)].heapIndex >= 0,
-              let work = slots[Int(slot)].work else { return nil }
-        slots[Int(slot)].work = nil
+    private mutating func grow(toCover slot: UInt32) {
+        let count = Int(slot) + 1
+        while slots.count < count { slots.append(Slot(work: nil, repetition: .none)) }
+        while pendingBits.count * 64 < count { pendingBits.append(0) }
+    }
+
+    private mutating func enqueue(slot: UInt32, deadline: UInt64) {
+        pendingBits[Int(slot >> 6)] |= 1 &<< UInt64(slot & 63)
+        count += 1
+        let entry = Entry(deadline: deadline, sequence: nextSequence, slot: slot)
+        nextSequence &+= 1
+        if runStart == run.count {
+            run.append(entry)
+        } else if run[run.count - 1].deadline <= deadline {
+            // Its sequence is the largest yet: it fires after the run's tail.
+            run.append(entry)
+        } else {
+            heap.append(entry)
+            siftUp(from: heap.count - 1)
+        }
+    }
+
+    /// Takes timer `id` off the schedule (its status already says cancelled or fired); returns its
+    /// work for the caller to drop (or run). Returns nil when the timer is not scheduled (already
+    /// gone, or still on its way from another thread), or is running its callback right now (then
+    /// the firing code frees it when the callback returns). The entry stays behind, dead.
+    mutating func remove(_ id: UInt64) -> TimerWork? {
+        let slot = TimerSlots.slot(id)
+        guard Int(slot) < slots.count, isScheduled(slot), shared.isCurrent(id) else { return nil }
+        clearScheduled(slot)
         deadCount += 1
-        if deadCount > 64 && deadCount > heap.count / 2 { dropDeadEntries() }
+        let work = takeWork(slot)
+        if deadCount > 64 && deadCount > count { dropDeadEntries() }
         return work
     }
 
-    /// Rebuilds the heap from its live entries (Floyd's heap construction, O(n)).
-    private mutating func dropDeadEntries() {
-        var live: [Entry] = []
-        live.reserveCapacity(heap.count - deadCount)
-        for entry in heap {
-            if slots[Int(entry.slot)].work == nil {
-                _ = free(slot: entry.slot)
+    /// Pops the earliest timer if it is due at `now` and was scheduled before `sequenceLimit`;
+    /// its slot stays allocated until `release(slot:)` (or `reinsert`).
+    mutating func popDue(now: UInt64, sequenceLimit: UInt64) -> Entry? {
+        while true {
+            let fromRun: Bool
+            let entry: Entry
+            if runStart < run.count {
+                let head = run[runStart]
+                if let top = heap.first, top.fires(before: head) {
+                    fromRun = false
+                    entry = top
+                } else {
+                    fromRun = true
+                    entry = head
+                }
+            } else if let top = heap.first {
+                fromRun = false
+                entry = top
             } else {
-                live.append(entry)
+                return nil
+            }
+            guard entry.deadline <= now, entry.sequence < sequenceLimit else { return nil }
+            if fromRun { popRun() } else { popHeap() }
+            if isScheduled(entry.slot) {
+                clearScheduled(entry.slot)
+                return entry
+            }
+            free(entry.slot)
+            deadCount -= 1
+        }
+    }
+
+    func repetition(at slot: UInt32) -> TimerRepetition { slots[Int(slot)].repetition }
+
+    /// The work of a popped slot, while its callback runs; nil if the slot holds none.
+    func work(at slot: UInt32) -> TimerWork? {
+        Int(slot) < slots.count ? slots[Int(slot)].work : nil
+    }
+
+    /// Frees the slot of a popped timer and returns its work for the caller to run or drop.
+    mutating func release(slot: UInt32) -> TimerWork? {
+        let work = slots[Int(slot)].work == nil ? nil : takeWork(slot)
+        free(slot)
+        return work
+    }
+
+    /// Frees the slot of a timer that was allocated on the loop's thread but never scheduled.
+    mutating func abandon(_ id: UInt64) {
+        free(TimerSlots.slot(id))
+    }
+
+    /// Empties the queue, returning every scheduled timer's slot with its work, in firing order.
+    mutating func removeAll() -> [(slot: UInt32, work: TimerWork)] {
+        var ordered = run[runStart...].filter { isScheduled($0.slot) } + heap.filter { isScheduled($0.slot) }
+        ordered.sort { $0.fires(before: $1) }
+        let result = ordered.map { entry in (entry.slot, takeWork(entry.slot)) }
+        for entry in run[runStart...] { free(entry.slot) }
+        for entry in heap { free(entry.slot) }
+        run.removeAll()
+        runStart = 0
+        heap.removeAll()
+        for index in pendingBits.indices { pendingBits[index] = 0 }
+        count = 0
+        deadCount = 0
+        return result
+    }
+
+    // MARK: slots
+
+    @inline(__always)
+    private func isScheduled(_ slot: UInt32) -> Bool {
+        pendingBits[Int(slot >> 6)] & (1 &<< UInt64(slot & 63)) != 0
+    }
+
+    @inline(__always)
+    private mutating func clearScheduled(_ slot: UInt32) {
+        pendingBits[Int(slot >> 6)] &= ~(1 &<< UInt64(slot & 63))
+        count -= 1
+    }
+
+    /// Empties a slot and returns its work (nothing user-visible is released here: the caller
+    /// drops the returned work).
+    private mutating func takeWork(_ slot: UInt32) -> TimerWork {
+        var work: TimerWork?
+        swap(&work, &slots[Int(slot)].work)
+        return work!
+    }
+
+    private mutating func free(_ slot: UInt32) {
+        freeSlots.append(slot)
+        if freeSlots.count > 2 * Self.freeSlotsKept { shared.takeBack(&freeSlots, keeping: Self.freeSlotsKept) }
+    }
+
+    // MARK: compaction
+
+    /// Drops dead entries at the front of the run and the top of the heap, freeing their slots.
+    private mutating func dropDeadFronts() {
+        while runStart < run.count, !isScheduled(run[runStart].slot) {
+            free(run[runStart].slot)
+            deadCount -= 1
+            popRun()
+        }
+        while let top = heap.first, !isScheduled(top.slot) {
+            free(top.slot)
+            deadCount -= 1
+            popHeap()
+        }
+    }
+
+    /// Removes every dead entry, keeping the run's order, and rebuilds the heap (Floyd's heap
+    /// construction): O(n), reading the entries in order and one bit per entry.
+    private mutating func dropDeadEntries() {
+        var kept = 0
+        for index in runStart..<run.count {
+            let entry = run[index]
+            if isScheduled(entry.slot) {
+                run[kept] = entry
+                kept += 1
+            } else {
+                free(entry.slot)
             }
         }
-        heap = live
+        run.removeLast(run.count - kept)
+        runStart = 0
+        kept = 0
+        for index in heap.indices {
+            let entry = heap[index]
+            if isScheduled(entry.slot) {
+                heap[kept] = entry
+                kept += 1
+            } else {
+                free(entry.slot)
+            }
+        }
+        heap.removeLast(heap.count - kept)
         deadCount = 0
-        for index in heap.indices { slots[Int(heap[index].slot)].heapIndex = Int32(index) }
         if heap.count > 1 {
             for index in stride(from: (heap.count - 2) / 4, through: 0, by: -1) { siftDown(from: index) }
         }
     }
 
-    /// Pops the earliest timer if it is due at `now` and was scheduled before `sequenceLimit`;
-    /// its slot stays allocated (heap index -1) until `free(slot:)`.
-    mutating func popDue(now: UInt64, sequenceLimit: UInt64) -> Entry? {
-        while let first = heap.first, first.deadline <= now, first.sequence < sequenceLimit {
-            removeEntry(at: 0)
-            if slots[Int(first.slot)].work == nil {
-                _ = free(slot: first.slot)
-                deadCount -= 1
-                continue
-            }
-            return first
+    // MARK: run and heap
+
+    private mutating func popRun() {
+        runStart += 1
+        if runStart == run.count {
+            run.removeAll(keepingCapacity: true)
+            runStart = 0
+        } else if runStart >= 1024 && runStart >= run.count / 2 {
+            // Amortized O(1): at least as many entries left the run as are moved.
+            run.removeSubrange(0..<runStart)
+            runStart = 0
         }
-        return nil
     }
 
-    func timer(at slot: Int32) -> LoopTimer { slots[Int(slot)].timer! }
-
-    func work(at slot: Int32) -> TimerWork? { slots[Int(slot)].work }
-
-    /// Frees a slot and returns its work for the caller to run or drop.
-    mutating func free(slot: Int32) -> TimerWork? {
-        let work = slots[Int(slot)].work
-        slots[Int(slot)].timer?.slot.store(-1, ordering: .relaxed)
-        slots[Int(slot)] = Slot(work: nil, heapIndex: -1, timer: nil)
-        freeSlots.append(slot)
-        return work
-    }
-
-    /// Empties the queue, returning every pending timer with its work, in firing order.
-    mutating func removeAll() -> [(LoopTimer, TimerWork?)] {
-        var ordered = heap.filter { slots[Int($0.slot)].work != nil }
-        ordered.sort { $0.fires(before: $1) }
-        let result = ordered.map { entry in (slots[Int(entry.slot)].timer!, slots[Int(entry.slot)].work) }
-        for entry in ordered { slots[Int(entry.slot)].timer?.slot.store(-1, ordering: .relaxed) }
-        for entry in heap { slots[Int(entry.slot)].timer?.slot.store(-1, ordering: .relaxed) }
-        heap.removeAll()
-        slots.removeAll()
-        freeSlots.removeAll()
-        deadCount = 0
-        return result
-    }
-
-    // MARK: heap
-
-    private mutating func push(_ entry: Entry) {
-        heap.append(entry)
-        siftUp(from: heap.count - 1)
-    }
-
-    private mutating func removeEntry(at index: Int) {
-        slots[Int(heap[index].slot)].heapIndex = -1
+    private mutating func popHeap() {
         let last = heap.removeLast()
-        guard index < heap.count else { return }
-        heap[index] = last
-        slots[Int(last.slot)].heapIndex = Int32(index)
-        if index > 0 && last.fires(before: heap[(index - 1) / 4]) {
-            siftUp(from: index)
-        } else {
-            siftDown(from: index)
-        }
+        guard !heap.isEmpty else { return }
+        heap[0] = last
+        siftDown(from: 0)
     }
 
     private mutating func siftUp(from start: Int) {
@@ -188,11 +324,9 @@ struct TimerQueue {
             let parentEntry = heap[parent]
             guard entry.fires(before: parentEntry) else { break }
             heap[index] = parentEntry
-            slots[Int(parentEntry.slot)].heapIndex = Int32(index)
             index = parent
         }
         heap[index] = entry
-        slots[Int(entry.slot)].heapIndex = Int32(index)
     }
 
     private mutating func siftDown(from start: Int) {
@@ -211,10 +345,8 @@ struct TimerQueue {
             }
             guard heap[best].fires(before: entry) else { break }
             heap[index] = heap[best]
-            slots[Int(heap[index].slot)].heapIndex = Int32(index)
             index = best
         }
         heap[index] = entry
-        slots[Int(entry.slot)].heapIndex = Int32(index)
     }
 }

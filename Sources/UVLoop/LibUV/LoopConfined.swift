@@ -12,3 +12,17 @@ final class LoopConfined<Value>: @unchecked Sendable {
         self.value = value
     }
 }
+
+/// A loop-thread-only object that `Sendable` types hold: `LoopConfined` for a reference that never
+/// changes. Being a `let`, reaching the object costs no run-time exclusivity check (a class's `var`
+/// costs one per access, about 75 instructions: a sixth of a timer's schedule+cancel, callgrind).
+///
+/// `@unchecked Sendable` is safe for the reason `LoopConfined` is: `value` is used on the loop's
+/// thread only (every caller either runs in a libuv callback or checked `Loop.isOnLoopThread`).
+final class LoopConfinedObject<Object: AnyObject>: @unchecked Sendable {
+    let value: Object
+
+    init(_ value: Object) {
+        self.value = value
+    }
+}
