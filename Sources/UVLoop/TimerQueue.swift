@@ -63,6 +63,10 @@ struct TimerQueue {
     /// cancelled nor popped. A repeating timer whose callback is running has no entry and a clear
     /// bit, but keeps its work.
     private var pendingBits: [UInt64] = []
+    /// One bit per slot, set while the slot's entry is dead (its timer was cancelled or fired
+    /// early): compaction frees these slots in descending order, so that they are handed out
+    /// again in ascending order and a burst of new timers touches memory front to back.
+    private var deadBits: [UInt64] = []
     /// The sequence number the next entry gets: timers scheduled from now on compare later.
     private(set) var nextSequence: UInt64 = 0
 
@@ -121,7 +125,10 @@ struct TimerQueue {
     private mutating func grow(toCover slot: UInt32) {
         let count = Int(slot) + 1
         while slots.count < count { slots.append(Slot(work: nil, repetition: .none)) }
-        while pendingBits.count * 64 < count { pendingBits.append(0) }
+        while pendingBits.count * 64 < count {
+            pendingBits.append(0)
+            deadBits.append(0)
+        }
     }
 
     private mutating func enqueue(slot: UInt32, deadline: UInt64) {
@@ -148,6 +155,7 @@ struct TimerQueue {
         let slot = TimerSlots.slot(id)
         guard Int(slot) < slots.count, isScheduled(slot), shared.isCurrent(id) else { return nil }
         clearScheduled(slot)
+        deadBits[Int(slot >> 6)] |= 1 &<< UInt64(slot & 63)
         deadCount += 1
         let work = takeWork(slot)
         if deadCount > 64 && deadCount > count { dropDeadEntries() }
@@ -181,8 +189,7 @@ struct TimerQueue {
                 clearScheduled(entry.slot)
                 return entry
             }
-            free(entry.slot)
-            deadCount -= 1
+            dropDead(entry.slot)
         }
     }
 
@@ -210,14 +217,13 @@ struct TimerQueue {
         var ordered = run[runStart...].filter { isScheduled($0.slot) } + heap.filter { isScheduled($0.slot) }
         ordered.sort { $0.fires(before: $1) }
         let result = ordered.map { entry in (entry.slot, takeWork(entry.slot)) }
-        for entry in run[runStart...] { free(entry.slot) }
-        for entry in heap { free(entry.slot) }
+        for entry in ordered { free(entry.slot) }
+        freeDeadSlots()
         run.removeAll()
         runStart = 0
         heap.removeAll()
         for index in pendingBits.indices { pendingBits[index] = 0 }
         count = 0
-        deadCount = 0
         return result
     }
 
@@ -242,6 +248,28 @@ struct TimerQueue {
         return work!
     }
 
+    /// Frees the slot of a dead entry that was just dropped.
+    private mutating func dropDead(_ slot: UInt32) {
+        deadBits[Int(slot >> 6)] &= ~(1 &<< UInt64(slot & 63))
+        deadCount -= 1
+        free(slot)
+    }
+
+    /// Frees the slots of every dead entry (all dropped), highest first: `allocate` hands them out
+    /// again lowest first.
+    private mutating func freeDeadSlots() {
+        for index in deadBits.indices.reversed() where deadBits[index] != 0 {
+            var bits = deadBits[index]
+            deadBits[index] = 0
+            while bits != 0 {
+                let bit = 63 - bits.leadingZeroBitCount
+                bits &= ~(1 &<< UInt64(bit))
+                free(UInt32(index * 64 + bit))
+            }
+        }
+        deadCount = 0
+    }
+
     private mutating func free(_ slot: UInt32) {
         freeSlots.append(slot)
         if freeSlots.count > 2 * Self.freeSlotsKept { shared.takeBack(&freeSlots, keeping: Self.freeSlotsKept) }
@@ -252,13 +280,11 @@ struct TimerQueue {
     /// Drops dead entries at the front of the run and the top of the heap, freeing their slots.
     private mutating func dropDeadFronts() {
         while runStart < run.count, !isScheduled(run[runStart].slot) {
-            free(run[runStart].slot)
-            deadCount -= 1
+            dropDead(run[runStart].slot)
             popRun()
         }
         while let top = heap.first, !isScheduled(top.slot) {
-            free(top.slot)
-            deadCount -= 1
+            dropDead(top.slot)
             popHeap()
         }
     }
@@ -272,8 +298,6 @@ struct TimerQueue {
             if isScheduled(entry.slot) {
                 run[kept] = entry
                 kept += 1
-            } else {
-                free(entry.slot)
             }
         }
         run.removeLast(run.count - kept)
@@ -284,12 +308,10 @@ struct TimerQueue {
             if isScheduled(entry.slot) {
                 heap[kept] = entry
                 kept += 1
-            } else {
-                free(entry.slot)
             }
         }
         heap.removeLast(heap.count - kept)
-        deadCount = 0
+        freeDeadSlots()
         if heap.count > 1 {
             for index in stride(from: (heap.count - 2) / 4, through: 0, by: -1) { siftDown(from: index) }
         }

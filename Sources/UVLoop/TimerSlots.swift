@@ -61,13 +61,16 @@ final class TimerSlots: Sendable {
         }
     }
 
-    /// Takes free slots back from the loop thread's list, leaving it `keeping` of them.
+    /// Takes free slots back from the loop thread's list, leaving it the `keeping` it would hand
+    /// out first. The two lists act as one stack (this one below), so slots freed together are
+    /// handed out together, in order.
     func takeBack(_ local: inout [UInt32], keeping: Int) {
-        guard local.count > keeping else { return }
+        let surplus = local.count - keeping
+        guard surplus > 0 else { return }
         shared.withLock { shared in
-            shared.free.append(contentsOf: local[keeping...])
+            shared.free.append(contentsOf: local[..<surplus])
         }
-        local.removeLast(local.count - keeping)
+        local.removeFirst(surplus)
     }
 
     /// Frees a slot that another thread allocated but could not schedule.
