@@ -291,10 +291,7 @@ public final class Loop: Sendable {
             return timer
         }
         guard queue.isOpen else { throw queue.phase.refusal }
-        let state = confined.value
-        let now = state.now
-        let id = state.timers.allocate()
-        state.schedule(id, deadline: now.addingClamped(nanoseconds), now: now, repetition: repetition, work: work)
+        let id = confined.withValue { $0.scheduleNew(after: nanoseconds, repetition: repetition, work: work) }
         return LoopTimer(loop: self, id: id)
     }
 
@@ -375,7 +372,7 @@ public final class Loop: Sendable {
 
     func discard(_ timer: LoopTimer) {
         if isOnLoopThread {
-            confined.value.discard(timer.id)
+            confined.withValue { $0.discard(timer.id) }
         } else {
             // Drop the closure on the loop's thread, never on the cancelling one. If the loop no
             // longer accepts work, shutdown has already released every pending timer's closure.

@@ -255,6 +255,14 @@ final class LoopState {
         }
     }
 
+    /// Allocates a timer and schedules it `delay` from now; returns its id.
+    func scheduleNew(after delay: UInt64, repetition: TimerRepetition, work: TimerWork) -> UInt64 {
+        let now = self.now
+        let id = timers.allocate()
+        schedule(id, deadline: now.addingClamped(delay), now: now, repetition: repetition, work: work)
+        return id
+    }
+
     /// Removes a timer that was cancelled; drops its work here, on the loop's thread.
     func discard(_ id: UInt64) {
         _ = timers.remove(id)

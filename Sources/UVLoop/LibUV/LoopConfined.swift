@@ -25,4 +25,14 @@ final class LoopConfinedObject<Object: AnyObject>: @unchecked Sendable {
     init(_ value: Object) {
         self.value = value
     }
+
+    /// Calls `body` with the object, minus the retain and release the optimizer otherwise puts
+    /// around a call that may release objects: it does not see that `value`, a `let` of this
+    /// object, which the caller holds, outlives the call. That pair is 2 atomic operations on every
+    /// timer schedule and cancel. `Unmanaged` is safe here for that same reason: `value` cannot be
+    /// released while `self` is alive, and the caller keeps `self` alive across the call.
+    @inline(__always)
+    func withValue<Result>(_ body: (Object) -> Result) -> Result {
+        Unmanaged.passUnretained(value)._withUnsafeGuaranteedRef(body)
+    }
 }
