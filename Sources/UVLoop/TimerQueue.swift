@@ -7,7 +7,7 @@ enum TimerWork: Sendable {
     case ticker(TickWaiter)
 }
 
-/// The loop's pending timers, in (deadline, sequence) order: a slab of slots that hold each
+/// The loop's scheduled timers, in (deadline, sequence) order: a slab of slots that hold each
 /// timer's work, and two orders of entries that point into it. Loop thread only.
 ///
 /// - A run: a FIFO of entries scheduled in firing order (each no earlier than the one before it).
@@ -18,11 +18,11 @@ enum TimerWork: Sendable {
 ///   sift touches nothing but the heap.
 ///
 /// Cancel is O(1): it takes the work out of the slot (so what the closure captured is released at
-/// once) and clears the slot's bit in a bitmap of pending timers. The entry stays behind, dead,
-/// until it reaches the front or dead entries outnumber pending ones; then both orders are
-/// compacted in O(n), reading only the bitmap (one bit per slot: it stays in cache when the slots
-/// do not). So cancelling costs amortized O(1), and the queue never holds more than about twice as
-/// many entries as pending timers. A cancel-heavy workload (timeouts that are almost always
+/// once) and clears the slot's bit in a bitmap of scheduled timers. The entry stays behind, dead,
+/// until it reaches the front or dead entries outnumber live ones; then both orders are compacted
+/// in O(n), reading only the bitmap (one bit per slot: it stays in cache when the slots do not).
+/// So cancelling costs amortized O(1), and the queue never holds more than about twice as many
+/// entries as scheduled timers. A cancel-heavy workload (timeouts that are almost always
 /// cancelled) thus never walks the heap on cancel.
 ///
 /// Whether a timer is pending, fired or cancelled is not kept here but in `TimerSlots`, where any
@@ -31,7 +31,7 @@ enum TimerWork: Sendable {
 /// Mutating methods never call user code and never release user closures: they hand the work back
 /// to the caller, which runs or drops it after the access ends, so a callback may schedule or
 /// cancel other timers re-entrantly.
-struct TimerQueue {
+struct TimerQueue: ~Copyable {
     struct Entry {
         var deadline: UInt64
         var sequence: UInt64
@@ -52,27 +52,27 @@ struct TimerQueue {
 
     /// Statuses and the slots of other threads; shared with the loop's `LoopTimer`s.
     let shared: TimerSlots
-    private var run: [Entry] = []
+    private var run = UniqueArray<Entry>()
     /// Entries before this index have left the run.
     private var runStart = 0
-    private var heap: [Entry] = []
-    private var slots: [Slot] = []
+    private var heap = UniqueArray<Entry>()
+    private var slots = UniqueArray<Slot>()
     /// The loop thread's own free slots, refilled from and handed back to `shared` in batches.
     private var freeSlots: [UInt32] = []
     /// One bit per slot, set while the slot's timer has a live entry: scheduled and neither
     /// cancelled nor popped. A repeating timer whose callback is running has no entry and a clear
     /// bit, but keeps its work.
-    private var pendingBits: [UInt64] = []
+    private var scheduledBits = UniqueArray<UInt64>()
     /// One bit per slot, set while the slot's entry is dead (its timer was cancelled or fired
     /// early): compaction frees these slots in descending order, so that they are handed out
     /// again in ascending order and a burst of new timers touches memory front to back.
-    private var deadBits: [UInt64] = []
+    private var deadBits = UniqueArray<UInt64>()
     /// The sequence number the next entry gets: timers scheduled from now on compare later.
     private(set) var nextSequence: UInt64 = 0
 
     /// The number of scheduled timers.
     private(set) var count = 0
-    /// Entries whose timer was cancelled or fired early; their slots are freed with them.
+    /// Dead entries; their slots are freed with them.
     private var deadCount = 0
 
     private static let refillBatch = 256
@@ -86,14 +86,18 @@ struct TimerQueue {
     var earliestDeadline: UInt64? {
         mutating get {
             dropDeadFronts()
-            switch (runStart < run.count ? run[runStart] : nil, heap.first) {
-            case (let head?, let top?): return min(head.deadline, top.deadline)
-            case (let head?, nil): return head.deadline
-            case (nil, let top?): return top.deadline
+            let head = runStart < run.count ? run[runStart].deadline : nil
+            let top = heap.isEmpty ? nil : heap[0].deadline
+            switch (head, top) {
+            case (let head?, let top?): return min(head, top)
+            case (let head?, nil): return head
+            case (nil, let top?): return top
             case (nil, nil): return nil
             }
         }
     }
+
+    // MARK: scheduling
 
     /// A new timer id, pending and not scheduled yet (see `TimerSlots`).
     mutating func allocate() -> UInt64 {
@@ -123,22 +127,19 @@ struct TimerQueue {
     }
 
     private mutating func grow(toCover slot: UInt32) {
-        let count = Int(slot) + 1
-        while slots.count < count { slots.append(Slot(work: nil, repetition: .none)) }
-        while pendingBits.count * 64 < count {
-            pendingBits.append(0)
+        while slots.count <= Int(slot) { slots.append(Slot(work: nil, repetition: .none)) }
+        while scheduledBits.count * 64 < slots.count {
+            scheduledBits.append(0)
             deadBits.append(0)
         }
     }
 
     private mutating func enqueue(slot: UInt32, deadline: UInt64) {
-        pendingBits[Int(slot >> 6)] |= 1 &<< UInt64(slot & 63)
+        scheduledBits[Int(slot >> 6)] |= 1 &<< UInt64(slot & 63)
         count += 1
         let entry = Entry(deadline: deadline, sequence: nextSequence, slot: slot)
         nextSequence &+= 1
-        if runStart == run.count {
-            run.append(entry)
-        } else if run[run.count - 1].deadline <= deadline {
+        if runStart == run.count || run[run.count - 1].deadline <= deadline {
             // Its sequence is the largest yet: it fires after the run's tail.
             run.append(entry)
         } else {
@@ -146,6 +147,8 @@ struct TimerQueue {
             siftUp(from: heap.count - 1)
         }
     }
+
+    // MARK: removing
 
     /// Takes timer `id` off the schedule (its status already says cancelled or fired); returns its
     /// work for the caller to drop (or run). Returns nil when the timer is not scheduled (already
@@ -170,16 +173,16 @@ struct TimerQueue {
             let entry: Entry
             if runStart < run.count {
                 let head = run[runStart]
-                if let top = heap.first, top.fires(before: head) {
+                if !heap.isEmpty, heap[0].fires(before: head) {
                     fromRun = false
-                    entry = top
+                    entry = heap[0]
                 } else {
                     fromRun = true
                     entry = head
                 }
-            } else if let top = heap.first {
+            } else if !heap.isEmpty {
                 fromRun = false
-                entry = top
+                entry = heap[0]
             } else {
                 return nil
             }
@@ -214,16 +217,20 @@ struct TimerQueue {
 
     /// Empties the queue, returning every scheduled timer's slot with its work, in firing order.
     mutating func removeAll() -> [(slot: UInt32, work: TimerWork)] {
-        var ordered = run[runStart...].filter { isScheduled($0.slot) } + heap.filter { isScheduled($0.slot) }
-        ordered.sort { $0.fires(before: $1) }
-        let result = ordered.map { entry in (entry.slot, takeWork(entry.slot)) }
-        for entry in ordered { free(entry.slot) }
+        var live: [Entry] = []
+        for index in runStart..<run.count where isScheduled(run[index].slot) { live.append(run[index]) }
+        for index in 0..<heap.count where isScheduled(heap[index].slot) { live.append(heap[index]) }
+        live.sort { $0.fires(before: $1) }
+        var result: [(slot: UInt32, work: TimerWork)] = []
+        for entry in live {
+            clearScheduled(entry.slot)
+            result.append((entry.slot, takeWork(entry.slot)))
+            free(entry.slot)
+        }
         freeDeadSlots()
-        run.removeAll()
+        run.removeAll(keepingCapacity: false)
         runStart = 0
-        heap.removeAll()
-        for index in pendingBits.indices { pendingBits[index] = 0 }
-        count = 0
+        heap.removeAll(keepingCapacity: false)
         return result
     }
 
@@ -231,21 +238,19 @@ struct TimerQueue {
 
     @inline(__always)
     private func isScheduled(_ slot: UInt32) -> Bool {
-        pendingBits[Int(slot >> 6)] & (1 &<< UInt64(slot & 63)) != 0
+        scheduledBits[Int(slot >> 6)] & (1 &<< UInt64(slot & 63)) != 0
     }
 
     @inline(__always)
     private mutating func clearScheduled(_ slot: UInt32) {
-        pendingBits[Int(slot >> 6)] &= ~(1 &<< UInt64(slot & 63))
+        scheduledBits[Int(slot >> 6)] &= ~(1 &<< UInt64(slot & 63))
         count -= 1
     }
 
     /// Empties a slot and returns its work (nothing user-visible is released here: the caller
     /// drops the returned work).
     private mutating func takeWork(_ slot: UInt32) -> TimerWork {
-        var work: TimerWork?
-        swap(&work, &slots[Int(slot)].work)
-        return work!
+        slots.exchange(at: Int(slot), with: Slot(work: nil, repetition: .none)).work!
     }
 
     /// Frees the slot of a dead entry that was just dropped.
@@ -258,8 +263,11 @@ struct TimerQueue {
     /// Frees the slots of every dead entry (all dropped), highest first: `allocate` hands them out
     /// again lowest first.
     private mutating func freeDeadSlots() {
-        for index in deadBits.indices.reversed() where deadBits[index] != 0 {
+        var index = deadBits.count
+        while index > 0 {
+            index -= 1
             var bits = deadBits[index]
+            if bits == 0 { continue }
             deadBits[index] = 0
             while bits != 0 {
                 let bit = 63 - bits.leadingZeroBitCount
@@ -283,8 +291,8 @@ struct TimerQueue {
             dropDead(run[runStart].slot)
             popRun()
         }
-        while let top = heap.first, !isScheduled(top.slot) {
-            dropDead(top.slot)
+        while !heap.isEmpty, !isScheduled(heap[0].slot) {
+            dropDead(heap[0].slot)
             popHeap()
         }
     }
@@ -293,22 +301,16 @@ struct TimerQueue {
     /// construction): O(n), reading the entries in order and one bit per entry.
     private mutating func dropDeadEntries() {
         var kept = 0
-        for index in runStart..<run.count {
-            let entry = run[index]
-            if isScheduled(entry.slot) {
-                run[kept] = entry
-                kept += 1
-            }
+        for index in runStart..<run.count where isScheduled(run[index].slot) {
+            run[kept] = run[index]
+            kept += 1
         }
         run.removeLast(run.count - kept)
         runStart = 0
         kept = 0
-        for index in heap.indices {
-            let entry = heap[index]
-            if isScheduled(entry.slot) {
-                heap[kept] = entry
-                kept += 1
-            }
+        for index in 0..<heap.count where isScheduled(heap[index].slot) {
+            heap[kept] = heap[index]
+            kept += 1
         }
         heap.removeLast(heap.count - kept)
         freeDeadSlots()
@@ -326,7 +328,7 @@ struct TimerQueue {
             runStart = 0
         } else if runStart >= 1024 && runStart >= run.count / 2 {
             // Amortized O(1): at least as many entries left the run as are moved.
-            run.removeSubrange(0..<runStart)
+            run.removeFirst(runStart)
             runStart = 0
         }
     }

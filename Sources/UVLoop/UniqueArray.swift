@@ -1,0 +1,82 @@
+/// A growable array with exactly one owner, so it needs no copy-on-write: reading and writing
+/// elements costs a bounds check and nothing else.
+///
+/// The timer queue's arrays are never shared, yet as `Array`s every mutation asked the runtime
+/// whether the buffer was uniquely referenced: about ten calls per timer schedule+cancel, 6% of
+/// its instructions (callgrind). Capacity grows in powers of two, so a large queue leaves at most
+/// half its last block unused, and shrinks only when emptied with `removeAll(keepingCapacity:)`.
+struct UniqueArray<Element>: ~Copyable {
+    private var base: UnsafeMutablePointer<Element>
+    private(set) var count = 0
+    private var capacity = 0
+
+    init() {
+        base = .allocate(capacity: 0)
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    subscript(index: Int) -> Element {
+        unsafeAddress {
+            precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "UniqueArray index out of range")
+            return UnsafePointer(base + index)
+        }
+        unsafeMutableAddress {
+            precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "UniqueArray index out of range")
+            return base + index
+        }
+    }
+
+    mutating func append(_ element: consuming Element) {
+        if count == capacity { reallocate(capacity: max(16, capacity * 2)) }
+        (base + count).initialize(to: element)
+        count += 1
+    }
+
+    /// Stores `element` at `index` and returns what was there, without copying either.
+    mutating func exchange(at index: Int, with element: consuming Element) -> Element {
+        precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "UniqueArray index out of range")
+        let old = (base + index).move()
+        (base + index).initialize(to: element)
+        return old
+    }
+
+    mutating func removeLast() -> Element {
+        precondition(count > 0, "removeLast() on an empty UniqueArray")
+        count -= 1
+        return (base + count).move()
+    }
+
+    mutating func removeLast(_ k: Int) {
+        precondition(k >= 0 && k <= count, "removeLast(_:) of more elements than there are")
+        count -= k
+        (base + count).deinitialize(count: k)
+    }
+
+    /// Removes the first `k` elements, moving the rest to the front: O(count).
+    mutating func removeFirst(_ k: Int) {
+        precondition(k >= 0 && k <= count, "removeFirst(_:) of more elements than there are")
+        base.deinitialize(count: k)
+        base.moveInitialize(from: base + k, count: count - k)
+        count -= k
+    }
+
+    mutating func removeAll(keepingCapacity: Bool) {
+        base.deinitialize(count: count)
+        count = 0
+        if !keepingCapacity && capacity > 0 { reallocate(capacity: 0) }
+    }
+
+    private mutating func reallocate(capacity newCapacity: Int) {
+        let new = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        new.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = new
+        capacity = newCapacity
+    }
+}
