@@ -150,7 +150,7 @@ final class ChunkedLoopRun {
                 lastCheck = now
                 if now >= deadline { break }
                 // A timer came due: end the chunk so that it fires now rather than after the budget.
-                if let timer = state.timers.earliestDeadline, timer <= now { break }
+                if state.timers.hasDue(at: now) { break }
             }
         }
         return offset == end ? .finished : .budgetUsed

@@ -283,7 +283,9 @@ public final class Loop: Sendable {
     }
 
     /// Schedules a new timer; on the loop's thread without a detour through `makeTimer`.
-    private func schedule(after delay: Duration, repetition: TimerRepetition, work: TimerWork) throws(LoopError) -> LoopTimer {
+    private func schedule(
+        after delay: Duration, repetition: TimerRepetition, work: TimerWork
+    ) throws(LoopError) -> LoopTimer {
         let nanoseconds = UInt64(clamping: max(0, delay.saturatingNanoseconds))
         guard isOnLoopThread else {
             let timer = LoopTimer(loop: self, id: timerSlots.allocate())

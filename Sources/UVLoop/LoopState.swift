@@ -196,7 +196,7 @@ final class LoopState {
     /// Whether something could run now without waiting for I/O or time.
     var hasReadyWork: Bool {
         batchIndex < batch.count || drainRequested || !queue.isEmpty || !nextIteration.isEmpty
-            || timersDue || (timers.earliestDeadline.map { $0 <= now } ?? false) || chunkedLoops.isPending
+            || timersDue || timers.hasDue(at: now) || chunkedLoops.isPending
     }
 
     // MARK: chunked loops
@@ -213,7 +213,7 @@ final class LoopState {
     /// millisecond tick.
     private func runChunk() {
         chunkedLoops.runTurn(self)
-        if let earliest = timers.earliestDeadline, earliest <= now { timersDue = true }
+        if timers.hasDue(at: now) { timersDue = true }
     }
 
     // MARK: next iteration
@@ -245,22 +245,28 @@ final class LoopState {
 
     /// Schedules timer `id` (pending, allocated on any thread); `now` is the clock reading the
     /// caller resolved `deadline` against. A timer cancelled on its way here is dropped.
-    func schedule(_ id: UInt64, deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: TimerWork) {
-        if timers.insert(id, deadline: deadline, repetition: repetition, work: work) != nil { return }
+    func schedule(_ id: UInt64, deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: consuming TimerWork) {
+        if timers.insert(id, deadline: deadline, now: now, repetition: repetition, work: work) != nil { return }
+        noteScheduled(deadline, now: now)
+    }
+
+    /// Allocates a timer and schedules it `delay` from now; returns its id.
+    func scheduleNew(after delay: UInt64, repetition: TimerRepetition, work: consuming TimerWork) -> UInt64 {
+        let now = self.now
+        let deadline = now.addingClamped(delay)
+        let id = timers.schedule(deadline: deadline, now: now, repetition: repetition, work: work)
+        noteScheduled(deadline, now: now)
+        return id
+    }
+
+    /// Makes sure the loop wakes up for a timer just scheduled for `deadline`.
+    private func noteScheduled(_ deadline: UInt64, now: UInt64) {
         if deadline <= now {
             timersDue = true
             if !idle.isActive { idle.start() }
         } else if armedDeadline.map({ deadline < $0 }) ?? true {
             arm(for: deadline)
         }
-    }
-
-    /// Allocates a timer and schedules it `delay` from now; returns its id.
-    func scheduleNew(after delay: UInt64, repetition: TimerRepetition, work: TimerWork) -> UInt64 {
-        let now = self.now
-        let id = timers.allocate()
-        schedule(id, deadline: now.addingClamped(delay), now: now, repetition: repetition, work: work)
-        return id
     }
 
     /// Removes a timer that was cancelled; drops its work here, on the loop's thread.
@@ -319,7 +325,7 @@ final class LoopState {
     /// Points the wake timer (or, when already due, the idle handle) at the earliest deadline.
     /// Never arms the uv timer with a zero timeout: libuv 1.44 busy-loops on that from a timer callback.
     private func rearm() {
-        guard let deadline = timers.earliestDeadline else {
+        guard let deadline = timers.deadlineBound else {
             if armedDeadline != nil { wakeTimer.stop(); armedDeadline = nil }
             return
         }
@@ -345,7 +351,7 @@ final class LoopState {
     func setManualNow(_ value: UInt64) {
         precondition(clockSource == .manual, "UVLoop: only a loop created with clock: .manual can be advanced")
         if value > manualNow { manualNow = value }
-        if let earliest = timers.earliestDeadline, earliest <= manualNow {
+        if timers.hasDue(at: manualNow) {
             timersDue = true
             if !idle.isActive { idle.start() }
         }

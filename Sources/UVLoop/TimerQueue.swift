@@ -8,22 +8,26 @@ enum TimerWork: Sendable {
 }
 
 /// The loop's scheduled timers, in (deadline, sequence) order: a slab of slots that hold each
-/// timer's work, and two orders of entries that point into it. Loop thread only.
+/// timer's work, and entries (`TimerEntry`) that point into it, in one of three places. Loop
+/// thread only.
 ///
-/// - A run: a FIFO of entries scheduled in firing order (each no earlier than the one before it).
-///   Timeouts of one length, timers spread over an interval, repeating timers: most schedules
-///   arrive in order, and cost O(1) to schedule and to fire, with no comparisons beyond the tail.
-/// - A 4-ary min-heap for the entries that arrive out of order: O(log n) to schedule and to pop,
-///   with the entries alone in one array (no positions to keep up to date elsewhere), so that a
-///   sift touches nothing but the heap.
+/// - A run: a FIFO of entries that arrived in firing order (each no earlier than the one before
+///   it). Timers spread over an interval, timeouts of one length, a wheel bucket coming due: most
+///   entries arrive in order, and cost O(1) to add and to pop.
+/// - A timing wheel (`TimerWheel`) for entries out of order and due after the current tick
+///   (about 1 ms): O(1) to schedule, and unordered until their tick comes, when they move to the
+///   run or the heap.
+/// - A 4-ary min-heap for the entries out of order and due by the current tick: O(log n) to push
+///   and to pop, with the entries alone in one array (no positions to keep up to date elsewhere),
+///   so that a sift touches nothing but the heap.
 ///
 /// Cancel is O(1): it takes the work out of the slot (so what the closure captured is released at
 /// once) and clears the slot's bit in a bitmap of scheduled timers. The entry stays behind, dead,
-/// until it reaches the front or dead entries outnumber live ones; then both orders are compacted
-/// in O(n), reading only the bitmap (one bit per slot: it stays in cache when the slots do not).
-/// So cancelling costs amortized O(1), and the queue never holds more than about twice as many
+/// until it comes due or dead entries outnumber live ones; then all entries are compacted in
+/// O(n), reading only the bitmap (one bit per slot: it stays in cache when the slots do not). So
+/// cancelling costs amortized O(1), and the queue never holds more than about twice as many
 /// entries as scheduled timers. A cancel-heavy workload (timeouts that are almost always
-/// cancelled) thus never walks the heap on cancel.
+/// cancelled) thus never orders, let alone walks, its timers.
 ///
 /// Whether a timer is pending, fired or cancelled is not kept here but in `TimerSlots`, where any
 /// thread can change it; a slot is reused (next generation) only once its entry is gone.
@@ -32,17 +36,6 @@ enum TimerWork: Sendable {
 /// to the caller, which runs or drops it after the access ends, so a callback may schedule or
 /// cancel other timers re-entrantly.
 struct TimerQueue: ~Copyable {
-    struct Entry {
-        var deadline: UInt64
-        var sequence: UInt64
-        var slot: UInt32
-
-        @inline(__always)
-        func fires(before other: Entry) -> Bool {
-            deadline < other.deadline || (deadline == other.deadline && sequence < other.sequence)
-        }
-    }
-
     struct Slot {
         /// Nil while the slot is free or holds a dead entry.
         var work: TimerWork?
@@ -52,21 +45,22 @@ struct TimerQueue: ~Copyable {
 
     /// Statuses and the slots of other threads; shared with the loop's `LoopTimer`s.
     let shared: TimerSlots
-    private var run = UniqueArray<Entry>()
+    private var run = UniqueArray<TimerEntry>()
     /// Entries before this index have left the run.
     private var runStart = 0
-    private var heap = UniqueArray<Entry>()
+    private var heap = UniqueArray<TimerEntry>()
+    private var wheel = TimerWheel()
     private var slots = UniqueArray<Slot>()
     /// The loop thread's own free slots, refilled from and handed back to `shared` in batches.
     private var freeSlots: [UInt32] = []
-    /// One bit per slot, set while the slot's timer has a live entry: scheduled and neither
-    /// cancelled nor popped. A repeating timer whose callback is running has no entry and a clear
-    /// bit, but keeps its work.
-    private var scheduledBits = UniqueArray<UInt64>()
-    /// One bit per slot, set while the slot's entry is dead (its timer was cancelled or fired
-    /// early): compaction frees these slots in descending order, so that they are handed out
-    /// again in ascending order and a burst of new timers touches memory front to back.
-    private var deadBits = UniqueArray<UInt64>()
+    /// The slots whose timer has a live entry: scheduled and neither cancelled nor popped. A
+    /// repeating timer whose callback is running has no entry and is not in here, but keeps its
+    /// work.
+    private var scheduled = SlotBitmap()
+    /// The slots whose entry is dead (its timer was cancelled or fired early): compaction frees
+    /// them in descending order, so that they are handed out again in ascending order and a burst
+    /// of new timers touches memory front to back.
+    private var dead = SlotBitmap()
     /// The sequence number the next entry gets: timers scheduled from now on compare later.
     private(set) var nextSequence: UInt64 = 0
 
@@ -82,8 +76,38 @@ struct TimerQueue: ~Copyable {
         self.shared = shared
     }
 
-    /// The earliest scheduled deadline; drops dead entries from the front first.
+    /// The earliest scheduled deadline, exactly. To find it this may take wheel buckets out ahead
+    /// of the clock (harmless: later entries for those ticks go to the run or the heap), so the
+    /// loop itself uses `deadlineBound` and `hasDue(at:)`; this is for the manual clock and tests.
     var earliestDeadline: UInt64? {
+        mutating get {
+            while true {
+                let near = nearestDeadline
+                guard let tick = wheel.nextTick else { return near }
+                if let near, near < tick << TimerWheel.tickShift { return near }
+                advanceWheel(to: tick)
+            }
+        }
+    }
+
+    /// No timer is due before this (nil: none is scheduled). Cheap; exact unless the earliest
+    /// timer is still in the wheel, whose bucket start it then returns.
+    var deadlineBound: UInt64? {
+        mutating get {
+            let near = nearestDeadline
+            guard let tick = wheel.nextTick else { return near }
+            return min(near ?? .max, tick << TimerWheel.tickShift)
+        }
+    }
+
+    /// Whether a timer is due at `now`; takes due wheel buckets out first.
+    mutating func hasDue(at now: UInt64) -> Bool {
+        if TimerWheel.tick(of: now) > wheel.now { advanceWheel(to: TimerWheel.tick(of: now)) }
+        return nearestDeadline.map { $0 <= now } ?? false
+    }
+
+    /// The earliest deadline in the run and the heap; drops dead entries from their fronts first.
+    private var nearestDeadline: UInt64? {
         mutating get {
             dropDeadFronts()
             let head = runStart < run.count ? run[runStart].deadline : nil
@@ -107,18 +131,37 @@ struct TimerQueue: ~Copyable {
         }
     }
 
-    /// Schedules timer `id`, allocated on any thread. If it is no longer pending (cancelled on its
-    /// way here), frees its slot instead and hands the work back for the caller to drop.
-    mutating func insert(_ id: UInt64, deadline: UInt64, repetition: TimerRepetition, work: TimerWork) -> TimerWork? {
+    /// Allocates and schedules a timer; returns its id. `now` is the loop's time.
+    mutating func schedule(
+        deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: consuming TimerWork
+    ) -> UInt64 {
+        let id = allocate()
+        store(TimerSlots.slot(id), deadline: deadline, now: now, repetition: repetition, work: work)
+        return id
+    }
+
+    /// Schedules timer `id`, allocated earlier on any thread; `now` is the loop's time. If the
+    /// timer is no longer pending (cancelled on its way here), frees its slot instead and hands the
+    /// work back for the caller to drop.
+    mutating func insert(
+        _ id: UInt64, deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: consuming TimerWork
+    ) -> TimerWork? {
         let slot = TimerSlots.slot(id)
         guard shared.isPending(id) else {
             free(slot)
             return work
         }
+        store(slot, deadline: deadline, now: now, repetition: repetition, work: work)
+        return nil
+    }
+
+    private mutating func store(
+        _ slot: UInt32, deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: consuming TimerWork
+    ) {
+        if wheel.count == 0 { wheel.catchUp(to: TimerWheel.tick(of: now)) }
         if Int(slot) >= slots.count { grow(toCover: slot) }
         slots[Int(slot)] = Slot(work: work, repetition: repetition)
         enqueue(slot: slot, deadline: deadline)
-        return nil
     }
 
     /// Puts a repeating timer whose callback just ran back on the schedule, as a new insertion.
@@ -128,23 +171,61 @@ struct TimerQueue: ~Copyable {
 
     private mutating func grow(toCover slot: UInt32) {
         while slots.count <= Int(slot) { slots.append(Slot(work: nil, repetition: .none)) }
-        while scheduledBits.count * 64 < slots.count {
-            scheduledBits.append(0)
-            deadBits.append(0)
-        }
+        scheduled.reserve(slots.count)
+        dead.reserve(slots.count)
     }
 
     private mutating func enqueue(slot: UInt32, deadline: UInt64) {
-        scheduledBits[Int(slot >> 6)] |= 1 &<< UInt64(slot & 63)
+        scheduled.insert(slot)
         count += 1
-        let entry = Entry(deadline: deadline, sequence: nextSequence, slot: slot)
+        let entry = TimerEntry(deadline: deadline, sequence: nextSequence, slot: slot)
         nextSequence &+= 1
-        if runStart == run.count || run[run.count - 1].deadline <= deadline {
-            // Its sequence is the largest yet: it fires after the run's tail.
-            run.append(entry)
+        if extendsRun(entry) {
+            // In order: it never needs sorting, however far off it is.
+            appendToRun(entry)
+        } else if !wheel.insert(entry) {
+            addNear(entry)
+        }
+    }
+
+    @inline(__always)
+    private func extendsRun(_ entry: TimerEntry) -> Bool {
+        runStart == run.count || !entry.fires(before: run[run.count - 1])
+    }
+
+    /// Appends to the run, first moving it to the front of its storage if that is full and at
+    /// least half of it has left (amortized O(1): each entry moved is paid for by one that left).
+    @inline(__always)
+    private mutating func appendToRun(_ entry: TimerEntry) {
+        if run.count == run.capacity && runStart > 0 && runStart >= run.count / 2 {
+            run.removeFirst(runStart)
+            runStart = 0
+        }
+        run.append(entry)
+    }
+
+    /// Adds an entry due by the wheel's current tick to the run or, out of order, the heap.
+    private mutating func addNear(_ entry: TimerEntry) {
+        if extendsRun(entry) {
+            appendToRun(entry)
         } else {
             heap.append(entry)
             siftUp(from: heap.count - 1)
+        }
+    }
+
+    /// Moves the wheel's current tick forward to `tick`, taking out the buckets it reaches: due
+    /// entries go to the run or the heap, dead ones are dropped, the rest move down the wheel.
+    private mutating func advanceWheel(to tick: UInt64) {
+        while let bucket = wheel.takeNextBucket(notAfter: tick) {
+            for position in 0..<bucket.count {
+                let entry = bucket[position]
+                if !scheduled.contains(entry.slot) {
+                    dropDead(entry.slot)
+                } else if !wheel.insert(entry) {
+                    addNear(entry)
+                }
+            }
         }
     }
 
@@ -156,9 +237,9 @@ struct TimerQueue: ~Copyable {
     /// the firing code frees it when the callback returns). The entry stays behind, dead.
     mutating func remove(_ id: UInt64) -> TimerWork? {
         let slot = TimerSlots.slot(id)
-        guard Int(slot) < slots.count, isScheduled(slot), shared.isCurrent(id) else { return nil }
+        guard Int(slot) < slots.count, scheduled.contains(slot), shared.isCurrent(id) else { return nil }
         clearScheduled(slot)
-        deadBits[Int(slot >> 6)] |= 1 &<< UInt64(slot & 63)
+        dead.insert(slot)
         deadCount += 1
         let work = takeWork(slot)
         if deadCount > 64 && deadCount > count { dropDeadEntries() }
@@ -167,10 +248,11 @@ struct TimerQueue: ~Copyable {
 
     /// Pops the earliest timer if it is due at `now` and was scheduled before `sequenceLimit`;
     /// its slot stays allocated until `release(slot:)` (or `reinsert`).
-    mutating func popDue(now: UInt64, sequenceLimit: UInt64) -> Entry? {
+    mutating func popDue(now: UInt64, sequenceLimit: UInt64) -> TimerEntry? {
+        if TimerWheel.tick(of: now) > wheel.now { advanceWheel(to: TimerWheel.tick(of: now)) }
         while true {
             let fromRun: Bool
-            let entry: Entry
+            let entry: TimerEntry
             if runStart < run.count {
                 let head = run[runStart]
                 if !heap.isEmpty, heap[0].fires(before: head) {
@@ -188,7 +270,7 @@ struct TimerQueue: ~Copyable {
             }
             guard entry.deadline <= now, entry.sequence < sequenceLimit else { return nil }
             if fromRun { popRun() } else { popHeap() }
-            if isScheduled(entry.slot) {
+            if scheduled.contains(entry.slot) {
                 clearScheduled(entry.slot)
                 return entry
             }
@@ -217,9 +299,11 @@ struct TimerQueue: ~Copyable {
 
     /// Empties the queue, returning every scheduled timer's slot with its work, in firing order.
     mutating func removeAll() -> [(slot: UInt32, work: TimerWork)] {
-        var live: [Entry] = []
-        for index in runStart..<run.count where isScheduled(run[index].slot) { live.append(run[index]) }
-        for index in 0..<heap.count where isScheduled(heap[index].slot) { live.append(heap[index]) }
+        var entries: [TimerEntry] = []
+        for index in runStart..<run.count { entries.append(run[index]) }
+        for index in 0..<heap.count { entries.append(heap[index]) }
+        wheel.removeAll(into: &entries)
+        var live = entries.filter { scheduled.contains($0.slot) }
         live.sort { $0.fires(before: $1) }
         var result: [(slot: UInt32, work: TimerWork)] = []
         for entry in live {
@@ -237,13 +321,8 @@ struct TimerQueue: ~Copyable {
     // MARK: slots
 
     @inline(__always)
-    private func isScheduled(_ slot: UInt32) -> Bool {
-        scheduledBits[Int(slot >> 6)] & (1 &<< UInt64(slot & 63)) != 0
-    }
-
-    @inline(__always)
     private mutating func clearScheduled(_ slot: UInt32) {
-        scheduledBits[Int(slot >> 6)] &= ~(1 &<< UInt64(slot & 63))
+        scheduled.remove(slot)
         count -= 1
     }
 
@@ -255,7 +334,7 @@ struct TimerQueue: ~Copyable {
 
     /// Frees the slot of a dead entry that was just dropped.
     private mutating func dropDead(_ slot: UInt32) {
-        deadBits[Int(slot >> 6)] &= ~(1 &<< UInt64(slot & 63))
+        dead.remove(slot)
         deadCount -= 1
         free(slot)
     }
@@ -263,19 +342,9 @@ struct TimerQueue: ~Copyable {
     /// Frees the slots of every dead entry (all dropped), highest first: `allocate` hands them out
     /// again lowest first.
     private mutating func freeDeadSlots() {
-        var index = deadBits.count
-        while index > 0 {
-            index -= 1
-            var bits = deadBits[index]
-            if bits == 0 { continue }
-            deadBits[index] = 0
-            while bits != 0 {
-                let bit = 63 - bits.leadingZeroBitCount
-                bits &= ~(1 &<< UInt64(bit))
-                free(UInt32(index * 64 + bit))
-            }
-        }
+        dead.removeAll(into: &freeSlots)
         deadCount = 0
+        if freeSlots.count > 2 * Self.freeSlotsKept { shared.takeBack(&freeSlots, keeping: Self.freeSlotsKept) }
     }
 
     private mutating func free(_ slot: UInt32) {
@@ -287,11 +356,11 @@ struct TimerQueue: ~Copyable {
 
     /// Drops dead entries at the front of the run and the top of the heap, freeing their slots.
     private mutating func dropDeadFronts() {
-        while runStart < run.count, !isScheduled(run[runStart].slot) {
+        while runStart < run.count, !scheduled.contains(run[runStart].slot) {
             dropDead(run[runStart].slot)
             popRun()
         }
-        while !heap.isEmpty, !isScheduled(heap[0].slot) {
+        while !heap.isEmpty, !scheduled.contains(heap[0].slot) {
             dropDead(heap[0].slot)
             popHeap()
         }
@@ -300,15 +369,16 @@ struct TimerQueue: ~Copyable {
     /// Removes every dead entry, keeping the run's order, and rebuilds the heap (Floyd's heap
     /// construction): O(n), reading the entries in order and one bit per entry.
     private mutating func dropDeadEntries() {
+        wheel.removeEntries(notIn: scheduled)
         var kept = 0
-        for index in runStart..<run.count where isScheduled(run[index].slot) {
+        for index in runStart..<run.count where scheduled.contains(run[index].slot) {
             run[kept] = run[index]
             kept += 1
         }
         run.removeLast(run.count - kept)
         runStart = 0
         kept = 0
-        for index in 0..<heap.count where isScheduled(heap[index].slot) {
+        for index in 0..<heap.count where scheduled.contains(heap[index].slot) {
             heap[kept] = heap[index]
             kept += 1
         }
@@ -325,10 +395,6 @@ struct TimerQueue: ~Copyable {
         runStart += 1
         if runStart == run.count {
             run.removeAll(keepingCapacity: true)
-            runStart = 0
-        } else if runStart >= 1024 && runStart >= run.count / 2 {
-            // Amortized O(1): at least as many entries left the run as are moved.
-            run.removeFirst(runStart)
             runStart = 0
         }
     }

@@ -5,18 +5,18 @@
 /// whether the buffer was uniquely referenced: about ten calls per timer schedule+cancel, 6% of
 /// its instructions (callgrind). Capacity grows in powers of two, so a large queue leaves at most
 /// half its last block unused, and shrinks only when emptied with `removeAll(keepingCapacity:)`.
-struct UniqueArray<Element>: ~Copyable {
-    private var base: UnsafeMutablePointer<Element>
+/// An empty array allocates nothing (the timer wheel has 512 of them).
+struct UniqueArray<Element: ~Copyable>: ~Copyable {
+    /// A dangling, aligned pointer while `capacity` is zero.
+    private var base = UnsafeMutablePointer<Element>(bitPattern: MemoryLayout<Element>.alignment)!
     private(set) var count = 0
-    private var capacity = 0
+    private(set) var capacity = 0
 
-    init() {
-        base = .allocate(capacity: 0)
-    }
+    init() {}
 
     deinit {
         base.deinitialize(count: count)
-        base.deallocate()
+        if capacity > 0 { base.deallocate() }
     }
 
     var isEmpty: Bool { count == 0 }
@@ -73,9 +73,11 @@ struct UniqueArray<Element>: ~Copyable {
     }
 
     private mutating func reallocate(capacity newCapacity: Int) {
-        let new = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        let new = newCapacity > 0
+            ? UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+            : UnsafeMutablePointer<Element>(bitPattern: MemoryLayout<Element>.alignment)!
         new.moveInitialize(from: base, count: count)
-        base.deallocate()
+        if capacity > 0 { base.deallocate() }
         base = new
         capacity = newCapacity
     }

@@ -219,6 +219,6 @@ final class TimerTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<LoopTimer>.size, 16)
         // Per pending timer: a status word, a slot and an entry (56 bytes, plus array growth).
         XCTAssertLessThanOrEqual(MemoryLayout<TimerQueue.Slot>.stride, 32)
-        XCTAssertLessThanOrEqual(MemoryLayout<TimerQueue.Entry>.stride, 24)
+        XCTAssertLessThanOrEqual(MemoryLayout<TimerEntry>.stride, 24)
     }
 }
