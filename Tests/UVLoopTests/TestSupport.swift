@@ -9,6 +9,18 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     for thread in threads { thread.join() }
 }
 
+/// A seeded random number generator (SplitMix64), so that randomized tests replay exactly.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
 /// A thread-safe log for tests that record from several threads.
 final class Recorder<Element: Sendable>: Sendable {
     private let storage = NativeMutex<[Element]>([])

@@ -4,17 +4,6 @@ import UVLoopTesting
 
 /// Random sequences of schedule, cancel, fire-now and advance, checked against a sorted-list model.
 final class TimerModelTests: XCTestCase {
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The reference: pending timers in a list, fired in (deadline, sequence) order.
     struct Model {
         var now: UInt64 = 0
@@ -52,11 +41,39 @@ final class TimerModelTests: XCTestCase {
     }
 
     func testTenThousandRandomSequencesMatchTheModel() throws {
-        let sequences = 10_000
-        let loop = try Loop.manual()
-        let fired = LoopBound([String](), loop: loop)
-        var generator = SplitMix64(state: 0x5EED)
+        // Coarse delays make equal deadlines common, to exercise the tie order.
+        try replay(sequences: 10_000, seed: 0x5EED, finalAdvance: 100_000_000) { random in
+            UInt64.random(in: 0...20, using: &random) * 1_000_000
+        } advance: { random in
+            UInt64.random(in: 0...15, using: &random) * 1_000_000
+        }
+    }
+
+    /// Delays from nanoseconds to 36 years, so that timers land on every level of the timing wheel
+    /// and move down through it; a third of them on a coarse grid, for ties far off.
+    func testRandomSequencesOverEveryWheelLevelMatchTheModel() throws {
+        func spread(_ random: inout SplitMix64) -> UInt64 {
+            let magnitude = UInt64.random(in: 0...60, using: &random)
+            let delay = UInt64.random(in: 0...(1 << magnitude), using: &random)
+            return Int.random(in: 0..<3, using: &random) == 0 ? (delay >> 30) << 30 : delay
+        }
+        // A loop per sequence: its clock would run out of range over 2,000 such sequences.
+        try replay(sequences: 2_000, seed: 0x5EED_1E7E, finalAdvance: 1 << 61, loopPerSequence: true, delay: spread, advance: spread)
+    }
+
+    private func replay(
+        sequences: Int, seed: UInt64, finalAdvance: UInt64, loopPerSequence: Bool = false,
+        delay: (inout SplitMix64) -> UInt64, advance: (inout SplitMix64) -> UInt64
+    ) throws {
+        var loop = try Loop.manual()
+        var fired = LoopBound([String](), loop: loop)
+        var generator = SplitMix64(state: seed)
         for sequenceIndex in 0..<sequences {
+            if loopPerSequence && sequenceIndex > 0 {
+                loop.shutdown()
+                loop = try Loop.manual()
+                fired = LoopBound([String](), loop: loop)
+            }
             let seed = generator.next()
             var random = SplitMix64(state: seed)
             let base = loop.now.nanoseconds
@@ -70,10 +87,9 @@ final class TimerModelTests: XCTestCase {
                 case 0..<4:
                     let id = nextID
                     nextID += 1
-                    // Coarse delays make equal deadlines common, to exercise the tie order.
-                    let delay = UInt64.random(in: 0...20, using: &random) * 1_000_000
+                    let delay = delay(&random)
                     model.schedule(id: id, delay: delay)
-                    timers[id] = try loop.schedule(after: .nanoseconds(Int64(delay))) {
+                    timers[id] = try loop.schedule(after: .nanoseconds(Int64(delay))) { [fired, loop] in
                         fired.value.append("\(id)@\(loop.now.nanoseconds)")
                     }
                 case 4..<6:
@@ -85,13 +101,13 @@ final class TimerModelTests: XCTestCase {
                     let id = Int.random(in: 0..<nextID, using: &random)
                     XCTAssertEqual(timers[id]!.fire(), model.fire(id: id), "seed \(seed) (sequence \(sequenceIndex)): fire \(id)")
                 default:
-                    let delta = UInt64.random(in: 0...15, using: &random) * 1_000_000
+                    let delta = advance(&random)
                     model.advance(by: delta)
                     try loop.advanceTime(by: .nanoseconds(Int64(delta)))
                 }
             }
-            model.advance(by: 100_000_000)
-            try loop.advanceTime(by: .milliseconds(100))
+            model.advance(by: finalAdvance)
+            try loop.advanceTime(by: .nanoseconds(Int64(finalAdvance)))
             if fired.value != model.fired {
                 XCTFail("seed \(seed) (sequence \(sequenceIndex)): fired \(fired.value), model \(model.fired)")
                 return

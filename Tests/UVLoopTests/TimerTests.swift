@@ -213,6 +213,42 @@ final class TimerTests: XCTestCase {
         XCTAssertEqual(loop.scheduledTimerCount, 0)
     }
 
+    func testFarTimersFireInOrderWithTiesInScheduleOrder() throws {
+        let loop = try Loop.manual()
+        let log = LoopBound([String](), loop: loop)
+        let hour: UInt64 = 3_600_000_000_000
+        // Deadlines on several wheel levels, interleaved, with three-way ties far off.
+        let plan: [(String, UInt64)] = [
+            ("year", 8_766 * hour), ("tie-a", 30 * hour), ("1h", hour), ("tie-b", 30 * hour), ("near", 5_000_000),
+            ("2h+1ns", 2 * hour + 1), ("tie-c", 30 * hour), ("2h", 2 * hour), ("day", 24 * hour),
+        ]
+        for (name, nanoseconds) in plan {
+            try loop.schedule(at: LoopInstant(nanoseconds: nanoseconds)) { log.value.append(name) }
+        }
+        let cancelled = try loop.schedule(at: LoopInstant(nanoseconds: 30 * hour)) { log.value.append("cancelled") }
+        XCTAssertTrue(cancelled.cancel())
+        XCTAssertEqual(loop.nextTimerDeadline, LoopInstant(nanoseconds: 5_000_000))
+        try loop.advanceTime(to: LoopInstant(nanoseconds: 3 * hour))
+        XCTAssertEqual(log.value, ["near", "1h", "2h", "2h+1ns"])
+        XCTAssertEqual(loop.nextTimerDeadline, LoopInstant(nanoseconds: 24 * hour), "exact, though it sits on a high wheel level")
+        try loop.advanceTime(to: LoopInstant(nanoseconds: 10_000 * hour))
+        XCTAssertEqual(log.value, ["near", "1h", "2h", "2h+1ns", "day", "tie-a", "tie-b", "tie-c", "year"])
+        XCTAssertEqual(loop.scheduledTimerCount, 0)
+    }
+
+    func testATimerScheduledLongAfterTheLastFiringStillFiresOnTime() throws {
+        let loop = try Loop.manual()
+        let firedAt = LoopBound([UInt64](), loop: loop)
+        try loop.schedule(after: .seconds(86_400)) { firedAt.value.append(loop.now.nanoseconds) }
+        // An hour passes with nothing due: the wheel is taken forward only when something is.
+        try loop.advanceTime(by: .seconds(3_600))
+        try loop.schedule(after: .milliseconds(3)) { firedAt.value.append(loop.now.nanoseconds) }
+        try loop.advanceTime(by: .milliseconds(3))
+        XCTAssertEqual(firedAt.value, [3_600_003_000_000])
+        try loop.advanceTime(by: .seconds(86_400))
+        XCTAssertEqual(firedAt.value, [3_600_003_000_000, 86_400_000_000_000])
+    }
+
     func testPerTimerBookkeepingStaysCompact() {
         // The memory budget per pending timer (issue 3: at most 100 bytes besides captures).
         // No allocation for the handle: a value, the loop and the timer's slot and generation.
