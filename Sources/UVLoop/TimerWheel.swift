@@ -85,7 +85,10 @@ struct TimerWheel: ~Copyable {
         return (now >> above) << above | UInt64(index) << UInt64(level * Self.levelShift)
     }
 
-    /// Drops every entry whose slot is not in `scheduled`: O(entries), in bucket order.
+    /// Drops every entry whose slot is not in `scheduled`: O(entries), in bucket order. A bucket
+    /// left empty keeps its storage for the next entries that land in it (a burst of timeouts
+    /// cancelled and scheduled again costs no allocation and no fresh pages); what a wheel keeps
+    /// is bounded by the most each bucket ever held.
     mutating func removeEntries(notIn scheduled: borrowing SlotBitmap) {
         for level in 0..<Self.levels {
             var mask = occupied[level]
@@ -100,7 +103,7 @@ struct TimerWheel: ~Copyable {
                 }
                 count -= buckets[bucket].count - kept
                 if kept == 0 {
-                    buckets[bucket].removeAll(keepingCapacity: false)
+                    buckets[bucket].removeAll(keepingCapacity: true)
                     occupied[level] &= ~(1 &<< UInt64(index))
                 } else {
                     buckets[bucket].removeLast(buckets[bucket].count - kept)
