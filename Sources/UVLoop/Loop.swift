@@ -40,6 +40,9 @@ public final class Loop: Sendable {
     let native: NativeLoop
     /// The thread that runs this loop.
     let thread: ThreadIdentity
+    /// `ThreadNumbers.shared`, held so that `isOnLoopThread` skips the lazy global's
+    /// initialization check (it runs on every timer schedule and cancel).
+    private let threadNumbers = ThreadNumbers.shared
     /// The loop as its actors' executor, and where executor jobs enter the queue (LoopExecutor.swift).
     let serialExecutor: LoopSerialExecutor
 
@@ -112,7 +115,7 @@ public final class Loop: Sendable {
 
     /// Whether the caller is on the loop's thread.
     @inline(__always)
-    public var isOnLoopThread: Bool { ThreadIdentity.current == thread }
+    public var isOnLoopThread: Bool { threadNumbers.current == thread.raw }
 
     /// Stops the program with a message naming the misuse unless called on the loop's thread.
     public func preconditionOnLoopThread(

@@ -31,9 +31,13 @@ final class ThreadNumbers: @unchecked Sendable {
     }
 
     /// The calling thread's number, assigned on first use.
+    ///
+    /// Read with `pthread_getspecific` itself (a `uv_key_t` is a `pthread_key_t` on Unix) rather
+    /// than through `uv_key_get`, a call that only forwards to it: `Loop.isOnLoopThread` asks on
+    /// every timer schedule and cancel.
     @inline(__always)
     var current: UInt {
-        if let stored = uv_key_get(key) { return UInt(bitPattern: stored) }
+        if let stored = pthread_getspecific(key.pointee) { return UInt(bitPattern: stored) }
         let number = next.add(1, ordering: .relaxed).oldValue
         uv_key_set(key, UnsafeMutableRawPointer(bitPattern: number))
         return number
