@@ -147,6 +147,7 @@ func runCase(_ c: BenchCase, options: RunOptions) -> [BenchResult] {
             }
             allocs[i] = Double(after.allocations - before.allocations) / Double(max(sample.ops, 1))
             if c.freshSessionPerRun { release(i) }
+            waitUntilQuiet()
         } catch {
             mc_set_enabled(false)
             failed[i] = "\(error)"
@@ -164,6 +165,7 @@ func runCase(_ c: BenchCase, options: RunOptions) -> [BenchResult] {
                 samples[i].append(sample.value)
                 if !c.warmUp, let a = sample.allocsPerOp { allocs[i] = a }
                 if c.freshSessionPerRun { release(i) }
+                waitUntilQuiet()
             } catch {
                 failed[i] = "\(error)"
                 if case BenchError.hang = error { sessions[i] = nil }
