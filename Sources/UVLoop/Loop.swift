@@ -33,7 +33,7 @@ import CLibUV
 /// executor documentation (LoopExecutor.swift): none is dropped either.
 public final class Loop: Sendable {
     let queue: PostQueue
-    let confined: LoopConfined<LoopState>
+    let confined: LoopConfinedObject<LoopState>
     let wake: WakeHandle
     let native: NativeLoop
     /// The thread that runs this loop.
@@ -66,7 +66,7 @@ public final class Loop: Sendable {
         self.queue = queue
         self.native = native
         self.wake = state.wake
-        self.confined = LoopConfined(state)
+        self.confined = LoopConfinedObject(state)
         self.thread = .current
         self.clockSource = clock
         self.serialExecutor = LoopSerialExecutor(queue: queue, wake: state.wake, thread: thread, confined: confined)
@@ -157,12 +157,15 @@ public final class Loop: Sendable {
         }
     }
 
+    /// Queues `job`: from another thread through the post queue (one lock, at most one wake-up
+    /// per burst); from the loop's own thread into the loop-confined queue, with no lock at all.
     @inline(__always)
     func enqueue(_ job: Job) throws(LoopError) {
         if isOnLoopThread {
-            if try queue.append(job, waking: nil) { confined.value.requestDrain() }
+            guard queue.isOpen else { throw queue.phase.refusal }
+            confined.withValue { $0.appendOwn(job) }
         } else {
-            _ = try queue.append(job, waking: wake)
+            try queue.append(job, waking: wake)
         }
     }
 

@@ -108,9 +108,9 @@ final class LoopSerialExecutor: SerialExecutor {
     let queue: PostQueue
     let wake: WakeHandle
     let thread: ThreadIdentity
-    let confined: LoopConfined<LoopState>
+    let confined: LoopConfinedObject<LoopState>
 
-    init(queue: PostQueue, wake: WakeHandle, thread: ThreadIdentity, confined: LoopConfined<LoopState>) {
+    init(queue: PostQueue, wake: WakeHandle, thread: ThreadIdentity, confined: LoopConfinedObject<LoopState>) {
         self.queue = queue
         self.wake = wake
         self.thread = thread
@@ -146,6 +146,11 @@ final class LoopSerialExecutor: SerialExecutor {
     @inline(__always)
     func submit(_ job: Job, late: @autoclosure () -> LateJob) {
         let onLoopThread = ThreadIdentity.current == thread
+        if onLoopThread, queue.isOpen {
+            // In order with the loop thread's posts, without the lock.
+            confined.value.appendOwn(job)
+            return
+        }
         switch queue.admit(job, late: late(), waking: onLoopThread ? nil : wake) {
         case .queued: break
         case .queuedNeedsDrain: confined.value.requestDrain()
