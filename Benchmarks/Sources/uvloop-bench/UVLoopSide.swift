@@ -37,7 +37,8 @@ enum UVLoopSide {
         return {
             let r = try UVLoopRunner()
             let c = Counter(target: 0)
-            let inbox = try r.loop.makeInbox(of: Int.self) { v in c.add(v) }
+            // The same ring size as the C lock-free peer (LF_CAP), so both wait for room alike.
+            let inbox = try r.loop.makeInbox(of: Int.self, capacity: 1 << 16) { v in c.add(v) }
             return Session(run: {
                 c.reset(target: n)
                 let t0 = nowNs()
