@@ -60,7 +60,7 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
     /// Senders that may be about to call `uv_async_send`; closing the handle waits for zero.
     @usableFromInline let wakersInFlight = Atomic<Int>(0)
 
-    @usableFromInline
+    @inlinable
     init(capacity: Int) {
         precondition(capacity > 0 && capacity & (capacity - 1) == 0, "UVLoop: inbox capacity must be a power of two")
         self.capacity = capacity
@@ -69,6 +69,7 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
         for index in 0..<capacity { (cells + index).initialize(to: Cell(sequence: index)) }
     }
 
+    @inlinable
     deinit {
         cells.deinitialize(count: capacity)
         cells.deallocate()
