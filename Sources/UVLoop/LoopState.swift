@@ -39,6 +39,10 @@ final class LoopState {
         storage.initialize(to: [])
         return storage
     }()
+    /// Until when (monotonic nanoseconds) the loop polls without blocking, after a drain that ran
+    /// work (`Loop.busyPoll`); zero when it does not.
+    private var busyPollUntil: UInt64 = 0
+
     /// The snapshot of `ownJobs` being drained, run from `ownBatchIndex` on.
     private var ownBatch: [Job] = []
     private var ownBatchIndex = 0
@@ -152,11 +156,26 @@ final class LoopState {
         let wantsCheck = !nextIteration.isEmpty
         if wantsCheck != check.isActive { wantsCheck ? check.start() : check.stop() }
         let wantsIdle = wantsCheck || drainRequested || hasOwnOrBatchedJobs || timersDue
-            || chunkedLoops.isPending
+            || chunkedLoops.isPending || isBusyPolling
         if wantsIdle != idle.isActive { wantsIdle ? idle.start() : idle.stop() }
     }
 
     // MARK: posted work
+
+    /// Whether the busy-poll window that the last drain with work opened is still open.
+    private var isBusyPolling: Bool {
+        guard busyPollUntil != 0 else { return false }
+        if monotonicNanoseconds() < busyPollUntil { return true }
+        busyPollUntil = 0
+        return false
+    }
+
+    /// A drain ran work: open the busy-poll window, if the loop has one.
+    private func openBusyPollWindow() {
+        let window = queue.busyPollNanoseconds.load(ordering: .relaxed)
+        guard window > 0, clockSource == .system else { return }
+        busyPollUntil = monotonicNanoseconds().addingClamped(window)
+    }
 
     /// A loop-thread executor job found the wake flag clear: make sure a drain happens without
     /// blocking.
@@ -184,7 +203,8 @@ final class LoopState {
     /// and at most once per call, so work queued while draining waits for a later drain and a job
     /// that re-posts itself forever cannot keep the loop from polling.
     func drainPosted(budget: Int? = nil) {
-        var remaining = budget ?? postBudget
+        let initialBudget = budget ?? postBudget
+        var remaining = initialBudget
         var tookSnapshot = false
         // Work on local copies: stored properties of this class touched across the call into a
         // job would each cost a run-time exclusivity check per job (about 60 instructions), and a
@@ -225,6 +245,7 @@ final class LoopState {
         batchIndex = index
         swap(&own, &ownBatch)
         ownBatchIndex = ownIndex
+        if remaining < initialBudget { openBusyPollWindow() }
         if !tookSnapshot {
             // This call consumed a wake-up without looking at the queue: whatever that wake-up
             // announced must be picked up by a later drain.

@@ -39,6 +39,9 @@ final class PostQueue: Sendable {
     /// `stop()` was called; the loop's thread clears it when it stops.
     let stopRequested = Atomic<Bool>(false)
 
+    /// `Loop.busyPoll` in nanoseconds: set from any thread, read by the loop's thread.
+    let busyPollNanoseconds = Atomic<UInt64>(0)
+
     /// Whether the loop accepts work, without taking the lock.
     @inline(__always)
     var isOpen: Bool { acceptsWork.load(ordering: .acquiring) }

@@ -277,9 +277,11 @@ enum UVLoopSide {
 
     /// actor_hop: from a task on the global executor, `n` awaits of a method of an actor whose
     /// executor is the loop (the NIO side does the same with `EventLoop.executor`).
-    static func actorHop(n: Int) -> SessionMaker? {
+    /// `actor_hop_busy_poll` runs the same with the loop's opt-in busy polling (`Loop.setBusyPoll`).
+    static func actorHop(n: Int, busyPoll: Duration = .zero) -> SessionMaker? {
         return {
             let r = try UVLoopRunner()
+            try r.loop.setBusyPoll(busyPoll)
             let a = LoopActor(loop: r.loop)
             return Session(run: {
                 Sample(value: hopLoop(n: n) { await a.hop() }, ops: n)
