@@ -18,26 +18,12 @@ import Synchronization
 /// `@unchecked Sendable` is safe because every field shared between threads is atomic except the
 /// cells' messages, and a message is handed from one thread to the other only through its cell's
 /// sequence number (a release store after writing, an acquire load before reading), so no two
-/// threads ever touch one message at once. The cell pointer itself never changes.
+/// threads ever touch one message at once. The cell pointers themselves never change.
 ///
 /// `@usableFromInline` so that `Inbox.send` is specialised for the message type in the sender's
 /// module: unspecialised, each send would look up generic metadata at run time.
 @usableFromInline
 final class InboxRing<Message: Sendable>: @unchecked Sendable {
-    @usableFromInline
-    struct Cell: ~Copyable {
-        @usableFromInline let sequence: Atomic<Int>
-        /// Written by the producer that claimed the cell before it publishes the sequence, read by
-        /// the consumer after it has seen the sequence: never touched by two threads at once.
-        @usableFromInline var message: Message?
-
-        @usableFromInline
-        init(sequence: Int) {
-            self.sequence = Atomic(sequence)
-            message = nil
-        }
-    }
-
     /// What a producer's attempt to claim a cell found.
     @usableFromInline
     enum PushResult {
@@ -48,7 +34,12 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
 
     @usableFromInline let capacity: Int
     @usableFromInline let mask: Int
-    @usableFromInline let cells: UnsafeMutablePointer<Cell>
+    /// Each cell's sequence number. Apart from the messages: a Swift access to a whole cell
+    /// (sequence and message) would overlap the other side's atomic access to its sequence.
+    @usableFromInline let sequences: UnsafeMutablePointer<Atomic<Int>>
+    /// Each cell's message: written by the producer that claimed the cell before it publishes the
+    /// sequence, read by the consumer after it has seen it, never touched by two threads at once.
+    @usableFromInline let messages: UnsafeMutablePointer<Message?>
 
     /// The next position a producer claims. Producers only; the consumer reads it when closing.
     @usableFromInline let enqueuePosition = Atomic<Int>(0)
@@ -65,14 +56,18 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
         precondition(capacity > 0 && capacity & (capacity - 1) == 0, "UVLoop: inbox capacity must be a power of two")
         self.capacity = capacity
         mask = capacity - 1
-        cells = .allocate(capacity: capacity)
-        for index in 0..<capacity { (cells + index).initialize(to: Cell(sequence: index)) }
+        sequences = .allocate(capacity: capacity)
+        messages = .allocate(capacity: capacity)
+        for index in 0..<capacity { (sequences + index).initialize(to: Atomic(index)) }
+        messages.initialize(repeating: nil, count: capacity)
     }
 
     @inlinable
     deinit {
-        cells.deinitialize(count: capacity)
-        cells.deallocate()
+        sequences.deinitialize(count: capacity)
+        sequences.deallocate()
+        messages.deinitialize(count: capacity)
+        messages.deallocate()
     }
 
     /// Claims a cell and stores `message` in it, or says why it could not.
@@ -80,8 +75,8 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
     func push(_ message: Message) -> PushResult {
         var position = enqueuePosition.load(ordering: .relaxed)
         while true {
-            let cell = cells + (position & mask)
-            let sequence = cell.pointee.sequence.load(ordering: .acquiring)
+            let index = position & mask
+            let sequence = sequences[index].load(ordering: .acquiring)
             if sequence == position {
                 let (exchanged, current) = enqueuePosition.weakCompareExchange(
                     expected: position, desired: position &+ 1, ordering: .relaxed)
@@ -89,8 +84,8 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
                     // Sequentially consistent, so that a close either happened before this read
                     // (then this producer backs out) or its drain waits for this cell.
                     let closed = isClosed.load(ordering: .sequentiallyConsistent)
-                    cell.pointee.message = closed ? nil : message
-                    cell.pointee.sequence.store(position &+ 1, ordering: .releasing)
+                    messages[index] = closed ? nil : message
+                    sequences[index].store(position &+ 1, ordering: .releasing)
                     return closed ? .closed : .pushed
                 }
                 position = current
@@ -119,10 +114,10 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
     /// tombstone), or `nil` when the producer that claimed it has not published it yet.
     @inlinable
     func pop(at position: Int) -> Message?? {
-        let cell = cells + (position & mask)
-        guard cell.pointee.sequence.load(ordering: .acquiring) == position &+ 1 else { return nil }
-        let message = cell.pointee.message.take()
-        cell.pointee.sequence.store(position &+ capacity, ordering: .releasing)
+        let index = position & mask
+        guard sequences[index].load(ordering: .acquiring) == position &+ 1 else { return nil }
+        let message = messages[index].take()
+        sequences[index].store(position &+ capacity, ordering: .releasing)
         return .some(message)
     }
 }
