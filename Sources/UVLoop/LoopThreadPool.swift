@@ -11,6 +11,7 @@ extension Loop {
     /// turns, and the owner's `uv_loop_close` returns `UV_EBUSY` until they have.
     /// - Throws: `LoopError.shutDown` (or `.detached`) once the loop no longer accepts work; the
     ///   job was not queued and will not be called.
+    @usableFromInline
     package func queueWork(_ job: any ThreadPoolJob) throws(LoopError) {
         if isOnLoopThread {
             let phase = queue.phase

@@ -27,20 +27,25 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     public let loop: Loop
     /// The operation's name.
     public let name: String?
-    private let body: Body
+    @usableFromInline let body: Body
     /// A parent composite's hook, called last.
-    private let onFinish: (@Sendable (Outcome<Value>) -> Void)?
-    private let session: OperationSession?
+    @usableFromInline let onFinish: (@Sendable (Outcome<Value>) -> Void)?
+    @usableFromInline let session: OperationSession?
     /// This request's slot in `session`, set when it joins.
-    let sessionSlot = Atomic<Int>(-1)
-    private let state: AnnotatedMutex<State>
+    @usableFromInline let sessionSlot: Atomic<Int>
+    @usableFromInline let state: AnnotatedMutex<State>
+    /// The thread-pool steps, compiled where `Value` is known (see `ThreadPoolStep`).
+    @usableFromInline let threadPoolStep: @Sendable (OperationRequest<Value>, ThreadPoolStep) -> Bool
 
-    private enum Body: Sendable {
+    @usableFromInline
+    enum Body: Sendable {
         case worker(@Sendable () throws -> Value)
         case composite(CompositeDriver<Value>)
     }
 
-    private struct State {
+    @usableFromInline
+    struct State {
+        @usableFromInline
         enum Stage {
             /// Not handed to the thread pool (or, for a composite, not begun) yet.
             case created
@@ -53,18 +58,25 @@ public final class OperationRequest<Value: Sendable>: Sendable {
             case finished
         }
 
-        var stage = Stage.created
-        var cancelRequested = false
+        @usableFromInline var stage = Stage.created
+        @usableFromInline var cancelRequested = false
         /// The worker's result, stored by the pool thread.
-        var workerResult: Result<Value, any Error>?
-        var outcome: Outcome<Value>?
+        @usableFromInline var workerResult: Result<Value, any Error>?
+        @usableFromInline var outcome: Outcome<Value>?
         /// Taken when the request completes, so they are released on the loop's thread.
-        var transform: (@Sendable (inout Outcome<Value>) -> Void)?
-        var completion: (@Sendable (Outcome<Value>) -> Void)?
+        @usableFromInline var transform: (@Sendable (inout Outcome<Value>) -> Void)?
+        @usableFromInline var completion: (@Sendable (Outcome<Value>) -> Void)?
         /// Made by the first blocking waiter only.
-        var waiters: ThreadEvent?
-        var continuations: [CheckedContinuation<Outcome<Value>, Never>] = []
+        @usableFromInline var waiters: ThreadEvent?
+        @usableFromInline var continuations: [CheckedContinuation<Outcome<Value>, Never>] = []
 
+        @inlinable
+        init(transform: (@Sendable (inout Outcome<Value>) -> Void)?, completion: (@Sendable (Outcome<Value>) -> Void)?) {
+            self.transform = transform
+            self.completion = completion
+        }
+
+        @inlinable
         var isCompleting: Bool {
             switch stage {
             case .completing, .finished: return true
@@ -73,6 +85,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         }
     }
 
+    @inlinable
     init(
         loop: Loop, runnable: RunnableOperation<Value>, session: OperationSession?,
         onFinish: (@Sendable (Outcome<Value>) -> Void)?
@@ -87,7 +100,10 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         case .composite(let plan, let wrap):
             body = .composite(CompositeDriver(loop: loop, plan: plan, wrap: wrap))
         }
+        sessionSlot = Atomic(-1)
         state = AnnotatedMutex(State(transform: runnable.transform, completion: runnable.completion))
+        // Captures nothing once specialised, so it costs no allocation there.
+        threadPoolStep = { request, step in request.perform(step) }
     }
 
     // MARK: observing
@@ -198,89 +214,9 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         // Withdrawn or not, the after-work callback reports it; nothing more to do here.
         _ = work?.cancel()
     }
-
-    // MARK: running
-
-    /// Hands a worker to the thread pool, or begins a composite on the loop's thread (posted, so
-    /// that no completion runs inside `start`).
-    func begin() throws(LoopError) {
-        switch body {
-        case .worker:
-            try loop.queueWork(self)
-        case .composite(let driver):
-            try loop.post { [self] in
-                state.withLock { $0.stage = .running }
-                driver.begin(self)
-            }
-        }
-    }
-
-    /// Completes a composite with its children's results.
-    func finishComposite(with result: Result<Value, any Error>) {
-        let (outcome, transform, completion) = state.withLock { state in
-            state.stage = .completing
-            return (
-                Outcome(result: result, isCancelled: state.cancelRequested),
-                state.transform.take(), state.completion.take()
-            )
-        }
-        deliver(outcome, transform: transform, completion: completion)
-    }
-
-    /// Runs the transform and completion, leaves the session, wakes waiters, tells the parent.
-    private func deliver(
-        _ decided: Outcome<Value>,
-        transform: (@Sendable (inout Outcome<Value>) -> Void)?, completion: (@Sendable (Outcome<Value>) -> Void)?
-    ) {
-        var outcome = decided
-        transform?(&outcome)
-        completion?(outcome)
-        session?.remove(self)
-        let final = outcome
-        let (waiters, continuations) = state.withLock { state in
-            state.stage = .finished
-            state.outcome = final
-            defer { state.waiters = nil; state.continuations = [] }
-            return (state.waiters, state.continuations)
-        }
-        waiters?.signal()
-        for continuation in continuations { continuation.resume(returning: final) }
-        onFinish?(final)
-    }
 }
 
 extension OperationRequest: CancellableRequest {}
-
-extension OperationRequest: ThreadPoolJob {
-    /// Loop thread: the worker is about to be queued; a request cancelled before this withdraws.
-    package func willQueue(_ work: ThreadPoolWork) -> Bool {
-        state.withLock { state in
-            guard !state.cancelRequested else { return false }
-            state.stage = .queued(work)
-            return true
-        }
-    }
-
-    /// A pool thread: runs the worker; a throw becomes the outcome's error.
-    package func runOnThreadPool() {
-        guard case .worker(let worker) = body else { return }
-        let result = Result { try worker() }
-        state.withLock { $0.workerResult = result }
-    }
-
-    /// Loop thread, exactly once: decides the outcome and delivers it.
-    package func finishOnLoop(cancelled: Bool) {
-        let (outcome, transform, completion) = state.withLock { state in
-            state.stage = .completing
-            let result = cancelled ? nil : state.workerResult.take()
-            return (
-                Outcome(result: result, isCancelled: cancelled || state.cancelRequested),
-                state.transform.take(), state.completion.take()
-            )
-        }
-        deliver(outcome, transform: transform, completion: completion)
-    }
-}
 
 extension Duration {
     /// Nanoseconds of a non-negative duration, clamped to `UInt64`.

@@ -5,6 +5,7 @@ import CLibUV
 ///
 /// The pool has 4 threads by default (`UV_THREADPOOL_SIZE`, read once per process) and is shared by
 /// every loop in the process, and by the host's own libuv work when the loop is adopted.
+@usableFromInline
 package protocol ThreadPoolJob: AnyObject, Sendable {
     /// Called on the loop's thread just before the job is queued, with the handle that can cancel
     /// it until `finishOnLoop` begins. Returning false withdraws the job (it was cancelled before it
@@ -27,6 +28,7 @@ package protocol ThreadPoolJob: AnyObject, Sendable {
 /// `@unchecked Sendable` is safe because the pointer is only dereferenced by `cancel()`, which
 /// checks that it runs on the loop's thread, where libuv also runs the after-work callback that
 /// ends the handle's validity.
+@usableFromInline
 package struct ThreadPoolWork: @unchecked Sendable {
     let request: UnsafeMutablePointer<uv_work_t>
     let loopThread: ThreadIdentity

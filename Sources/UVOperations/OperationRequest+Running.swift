@@ -1,0 +1,157 @@
+import Synchronization
+import UVLoop
+
+/// One of the calls libuv's thread pool makes on a worker request (see `ThreadPoolJob`).
+@usableFromInline
+enum ThreadPoolStep: Sendable {
+    case willQueue(ThreadPoolWork)
+    case run
+    case finish(cancelled: Bool)
+}
+
+// Running a request. Everything on the path from `start` to the completion is inlinable, so that
+// it is compiled for the caller's `Value`: unspecialised generic code looks up the metadata of
+// every type built from `Value` (`Outcome<Value>`, the state, its optionals and closures) at run
+// time, which cost about 40,000 instructions per worker operation (measured with callgrind on
+// uvloop-bench's operations workload).
+extension OperationRequest {
+    /// Enters `session`, if any, so that its `cancelAll` reaches this request.
+    @inlinable
+    func joinSession() {
+        guard let session else { return }
+        sessionSlot.store(session.insert(self), ordering: .relaxed)
+    }
+
+    /// Leaves `session`, if still in it.
+    @inlinable
+    func leaveSession() {
+        guard let session else { return }
+        // The store in `joinSession` happened before the request began, which happened before this.
+        let slot = sessionSlot.exchange(-1, ordering: .relaxed)
+        if slot >= 0 { session.remove(slot: slot) }
+    }
+
+    /// Hands a worker to the thread pool, or begins a composite on the loop's thread (posted, so
+    /// that no completion runs inside `start`).
+    @inlinable
+    func begin() throws(LoopError) {
+        switch body {
+        case .worker:
+            try loop.queueWork(self)
+        case .composite(let driver):
+            try begin(driver)
+        }
+    }
+
+    @usableFromInline
+    func begin(_ driver: CompositeDriver<Value>) throws(LoopError) {
+        try loop.post { [self] in
+            state.withLock { $0.stage = .running }
+            driver.begin(self)
+        }
+    }
+
+    /// Completes a composite with its children's results.
+    func finishComposite(with result: Result<Value, any Error>) {
+        let (outcome, transform, completion) = state.withLock { state in
+            state.stage = .completing
+            return (
+                Outcome(result: result, isCancelled: state.cancelRequested),
+                state.transform.take(), state.completion.take()
+            )
+        }
+        deliver(outcome, transform: transform, completion: completion)
+    }
+
+    /// Runs the transform and completion, leaves the session, wakes waiters, tells the parent.
+    @inlinable
+    func deliver(
+        _ decided: Outcome<Value>,
+        transform: (@Sendable (inout Outcome<Value>) -> Void)?, completion: (@Sendable (Outcome<Value>) -> Void)?
+    ) {
+        var outcome = decided
+        transform?(&outcome)
+        completion?(outcome)
+        leaveSession()
+        let final = outcome
+        let (waiters, continuations) = state.withLock { state in
+            state.stage = .finished
+            state.outcome = final
+            defer { state.waiters = nil; state.continuations = [] }
+            return (state.waiters, state.continuations)
+        }
+        waiters?.signal()
+        for continuation in continuations { continuation.resume(returning: final) }
+        onFinish?(final)
+    }
+
+    // MARK: the thread pool's calls
+
+    @inlinable
+    func perform(_ step: ThreadPoolStep) -> Bool {
+        switch step {
+        case .willQueue(let work):
+            return willQueueWorker(work)
+        case .run:
+            runWorker()
+            return true
+        case .finish(let cancelled):
+            finishWorker(cancelled: cancelled)
+            return true
+        }
+    }
+
+    /// Loop thread: the worker is about to be queued; a request cancelled before this withdraws.
+    @inlinable
+    func willQueueWorker(_ work: ThreadPoolWork) -> Bool {
+        state.withLock { state in
+            guard !state.cancelRequested else { return false }
+            state.stage = .queued(work)
+            return true
+        }
+    }
+
+    /// A pool thread: runs the worker; a throw becomes the outcome's error.
+    @inlinable
+    func runWorker() {
+        guard case .worker(let worker) = body else { return }
+        let result = Result { try worker() }
+        state.withLock { $0.workerResult = result }
+    }
+
+    /// Loop thread, exactly once: decides the outcome and delivers it.
+    @inlinable
+    func finishWorker(cancelled: Bool) {
+        let (outcome, transform, completion) = state.withLock { state in
+            state.stage = .completing
+            let result = cancelled ? nil : state.workerResult.take()
+            return (
+                Outcome(result: result, isCancelled: cancelled || state.cancelRequested),
+                state.transform.take(), state.completion.take()
+            )
+        }
+        deliver(outcome, transform: transform, completion: completion)
+    }
+}
+
+// libuv's callbacks reach the request through this conformance, whose witnesses are compiled once
+// for every `Value`: they only forward to `threadPoolStep`, which was compiled for the caller's.
+extension OperationRequest: ThreadPoolJob {
+    /// Loop thread: the worker is about to be queued; a request cancelled before this withdraws.
+    @usableFromInline
+    package func willQueue(_ work: ThreadPoolWork) -> Bool {
+        threadPoolStep(self, .willQueue(work))
+    }
+
+    /// A pool thread: runs the worker; a throw becomes the outcome's error.
+    @usableFromInline
+    package func runOnThreadPool() {
+        _ = threadPoolStep(self, .run)
+    }
+
+    /// Loop thread, exactly once: decides the outcome and delivers it.
+    @usableFromInline
+    package func finishOnLoop(cancelled: Bool) {
+        _ = threadPoolStep(self, .finish(cancelled: cancelled))
+    }
+}
