@@ -14,9 +14,8 @@ extension Loop {
     @usableFromInline
     package func queueWork(_ job: any ThreadPoolJob) throws(LoopError) {
         if isOnLoopThread {
-            let phase = queue.phase
-            guard phase == .open else { throw phase.refusal }
-            confined.value.threadPool.submit(job)
+            guard queue.isOpen else { throw queue.phase.refusal }
+            threadPool.submit(job)
         } else {
             try enqueue(.threadPoolWork(job))
         }
@@ -25,6 +24,6 @@ extension Loop {
     /// The number of thread-pool jobs this loop queued whose finish has not run yet. Loop thread only.
     package var threadPoolJobsInFlight: Int {
         preconditionOnLoopThread("threadPoolJobsInFlight")
-        return confined.value.threadPool.jobsInFlight
+        return threadPool.jobsInFlight
     }
 }

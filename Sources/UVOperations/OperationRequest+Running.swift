@@ -5,8 +5,8 @@ import UVLoop
 @usableFromInline
 enum ThreadPoolStep: Sendable {
     case willQueue(ThreadPoolWork)
-    case run
-    case finish(cancelled: Bool)
+    case run(ThreadPoolWork)
+    case finish(ThreadPoolWork, cancelled: Bool)
 }
 
 // Running a request. Everything on the path from `start` to the completion is inlinable, so that
@@ -53,36 +53,30 @@ extension OperationRequest {
 
     /// Completes a composite with its children's results.
     func finishComposite(with result: Result<Value, any Error>) {
-        let (outcome, transform, completion) = state.withLock { state in
+        let cancelled = state.withLock { state in
             state.stage = .completing
-            return (
-                Outcome(result: result, isCancelled: state.cancelRequested),
-                state.transform.take(), state.completion.take()
-            )
+            return state.cancelRequested
         }
-        deliver(outcome, transform: transform, completion: completion)
+        deliver(Outcome(result: result, isCancelled: cancelled))
     }
 
     /// Runs the transform and completion, leaves the session, wakes waiters, tells the parent.
     @inlinable
-    func deliver(
-        _ decided: Outcome<Value>,
-        transform: (@Sendable (inout Outcome<Value>) -> Void)?, completion: (@Sendable (Outcome<Value>) -> Void)?
-    ) {
+    func deliver(_ decided: Outcome<Value>) {
         var outcome = decided
         transform?(&outcome)
         completion?(outcome)
         leaveSession()
-        let final = outcome
+        let erased: any Sendable = outcome
         let (waiters, continuations) = state.withLock { state in
             state.stage = .finished
-            state.outcome = final
+            state.outcome = erased
             defer { state.waiters = nil; state.continuations = [] }
             return (state.waiters, state.continuations)
         }
         waiters?.signal()
-        for continuation in continuations { continuation.resume(returning: final) }
-        onFinish?(final)
+        for continuation in continuations { continuation.resume() }
+        onFinish?(outcome)
     }
 
     // MARK: the thread pool's calls
@@ -92,11 +86,11 @@ extension OperationRequest {
         switch step {
         case .willQueue(let work):
             return willQueueWorker(work)
-        case .run:
-            runWorker()
+        case .run(let work):
+            runWorker(work)
             return true
-        case .finish(let cancelled):
-            finishWorker(cancelled: cancelled)
+        case .finish(let work, let cancelled):
+            finishWorker(work, cancelled: cancelled)
             return true
         }
     }
@@ -111,26 +105,41 @@ extension OperationRequest {
         }
     }
 
+    /// Whether the worker's result crosses to the loop's thread in the job's result space; a
+    /// larger one crosses in `RequestState.outcome`, boxed.
+    @inlinable
+    static var resultFitsWork: Bool { ThreadPoolWork.canHoldResult(Result<Value, any Error>.self) }
+
     /// A pool thread: runs the worker; a throw becomes the outcome's error.
     @inlinable
-    func runWorker() {
-        guard case .worker(let worker) = body else { return }
+    func runWorker(_ work: ThreadPoolWork) {
+        guard case .worker(let worker) = body else { preconditionFailure("UVOperations: only workers are queued") }
         let result = Result { try worker() }
-        state.withLock { $0.workerResult = result }
+        if Self.resultFitsWork {
+            work.storeResult(result)
+        } else {
+            let boxed: any Sendable = Outcome(result: result)
+            state.withLock { $0.outcome = boxed }
+        }
     }
 
     /// Loop thread, exactly once: decides the outcome and delivers it.
     @inlinable
-    func finishWorker(cancelled: Bool) {
-        let (outcome, transform, completion) = state.withLock { state in
+    func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) {
+        let cancelRequested = state.withLock { state in
             state.stage = .completing
-            let result = cancelled ? nil : state.workerResult.take()
-            return (
-                Outcome(result: result, isCancelled: cancelled || state.cancelRequested),
-                state.transform.take(), state.completion.take()
-            )
+            return state.cancelRequested
         }
-        deliver(outcome, transform: transform, completion: completion)
+        var outcome = Outcome<Value>(result: nil, isCancelled: cancelled || cancelRequested)
+        // A worker that libuv withdrew never ran, so it left no result.
+        if !cancelled {
+            if Self.resultFitsWork {
+                outcome.result = work.takeResult(Result<Value, any Error>.self)
+            } else {
+                outcome.result = state.withLock { $0.outcome.take() }.map(Self.unerased)?.result
+            }
+        }
+        deliver(outcome)
     }
 }
 
@@ -145,13 +154,13 @@ extension OperationRequest: ThreadPoolJob {
 
     /// A pool thread: runs the worker; a throw becomes the outcome's error.
     @usableFromInline
-    package func runOnThreadPool() {
-        _ = threadPoolStep(self, .run)
+    package func runOnThreadPool(_ work: ThreadPoolWork) {
+        _ = threadPoolStep(self, .run(work))
     }
 
     /// Loop thread, exactly once: decides the outcome and delivers it.
     @usableFromInline
-    package func finishOnLoop(cancelled: Bool) {
-        _ = threadPoolStep(self, .finish(cancelled: cancelled))
+    package func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
+        _ = threadPoolStep(self, .finish(work, cancelled: cancelled))
     }
 }

@@ -28,12 +28,16 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     /// The operation's name.
     public let name: String?
     @usableFromInline let body: Body
+    /// Kept until the request is released, like the worker: taking them out when the request
+    /// completes would move them through generic code that allocates a reabstraction thunk for each.
+    @usableFromInline let transform: (@Sendable (inout Outcome<Value>) -> Void)?
+    @usableFromInline let completion: (@Sendable (Outcome<Value>) -> Void)?
     /// A parent composite's hook, called last.
     @usableFromInline let onFinish: (@Sendable (Outcome<Value>) -> Void)?
     @usableFromInline let session: OperationSession?
     /// This request's slot in `session`, set when it joins.
     @usableFromInline let sessionSlot: Atomic<Int>
-    @usableFromInline let state: AnnotatedMutex<State>
+    @usableFromInline let state: AnnotatedMutex<RequestState>
     /// The thread-pool steps, compiled where `Value` is known (see `ThreadPoolStep`).
     @usableFromInline let threadPoolStep: @Sendable (OperationRequest<Value>, ThreadPoolStep) -> Bool
 
@@ -41,48 +45,6 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     enum Body: Sendable {
         case worker(@Sendable () throws -> Value)
         case composite(CompositeDriver<Value>)
-    }
-
-    @usableFromInline
-    struct State {
-        @usableFromInline
-        enum Stage {
-            /// Not handed to the thread pool (or, for a composite, not begun) yet.
-            case created
-            /// In libuv's thread pool: waiting for a thread, or running.
-            case queued(ThreadPoolWork)
-            /// A composite whose children run.
-            case running
-            /// The outcome is decided; the transform and completion are running.
-            case completing
-            case finished
-        }
-
-        @usableFromInline var stage = Stage.created
-        @usableFromInline var cancelRequested = false
-        /// The worker's result, stored by the pool thread.
-        @usableFromInline var workerResult: Result<Value, any Error>?
-        @usableFromInline var outcome: Outcome<Value>?
-        /// Taken when the request completes, so they are released on the loop's thread.
-        @usableFromInline var transform: (@Sendable (inout Outcome<Value>) -> Void)?
-        @usableFromInline var completion: (@Sendable (Outcome<Value>) -> Void)?
-        /// Made by the first blocking waiter only.
-        @usableFromInline var waiters: ThreadEvent?
-        @usableFromInline var continuations: [CheckedContinuation<Outcome<Value>, Never>] = []
-
-        @inlinable
-        init(transform: (@Sendable (inout Outcome<Value>) -> Void)?, completion: (@Sendable (Outcome<Value>) -> Void)?) {
-            self.transform = transform
-            self.completion = completion
-        }
-
-        @inlinable
-        var isCompleting: Bool {
-            switch stage {
-            case .completing, .finished: return true
-            case .created, .queued, .running: return false
-            }
-        }
     }
 
     @inlinable
@@ -100,8 +62,10 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         case .composite(let plan, let wrap):
             body = .composite(CompositeDriver(loop: loop, plan: plan, wrap: wrap))
         }
+        transform = runnable.transform
+        completion = runnable.completion
         sessionSlot = Atomic(-1)
-        state = AnnotatedMutex(State(transform: runnable.transform, completion: runnable.completion))
+        state = AnnotatedMutex(RequestState())
         // Captures nothing once specialised, so it costs no allocation there.
         threadPoolStep = { request, step in request.perform(step) }
     }
@@ -109,13 +73,15 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     // MARK: observing
 
     /// Whether the request has completed (its completion has run). Any thread.
-    public var isFinished: Bool { state.withLock { $0.outcome != nil } }
+    public var isFinished: Bool { state.withLock { $0.isFinished } }
 
     /// Whether `cancel()` was accepted (before the request began completing). Any thread.
     public var isCancelled: Bool { state.withLock { $0.cancelRequested } }
 
     /// The outcome once the request has completed, nil before. Any thread, never blocks.
-    public var finishedOutcome: Outcome<Value>? { state.withLock { $0.outcome } }
+    public var finishedOutcome: Outcome<Value>? {
+        state.withLock { $0.isFinished ? $0.outcome : nil }.map(Self.unerased)
+    }
 
     /// Blocks the calling thread until the request has completed, and returns its outcome.
     ///
@@ -124,7 +90,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     public func wait() throws(LoopError) -> Outcome<Value> {
         let waiters = try waiters(operation: "OperationRequest.wait()")
         waiters?.wait()
-        return state.withLock { $0.outcome! }
+        return finishedOutcome!
     }
 
     /// Blocks the calling thread until the request has completed or `timeout` has passed.
@@ -138,14 +104,14 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         }
         let waiters = try waiters(operation: "OperationRequest.wait(timeout:)")
         if let waiters, !waiters.wait(timeoutNanoseconds: timeout.clampedNanoseconds) { throw .timedOut }
-        return state.withLock { $0.outcome! }
+        return finishedOutcome!
     }
 
     /// The event to block on, or nil when the request has completed.
     private func waiters(operation: String) throws(LoopError) -> ThreadEvent? {
         guard !loop.isOnLoopThread else { throw .wouldDeadlock(operation: operation) }
         return state.withLock { state in
-            guard state.outcome == nil else { return nil }
+            guard !state.isFinished else { return nil }
             if let waiters = state.waiters { return waiters }
             let waiters = ThreadEvent()
             state.waiters = waiters
@@ -160,17 +126,18 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     public var outcome: Outcome<Value> {
         get async {
             await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Outcome<Value>, Never>) in
-                    let ready = state.withLock { state -> Outcome<Value>? in
-                        if let outcome = state.outcome { return outcome }
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let finished = state.withLock { state in
+                        if state.isFinished { return true }
                         state.continuations.append(continuation)
-                        return nil
+                        return false
                     }
-                    if let ready { continuation.resume(returning: ready) }
+                    if finished { continuation.resume() }
                 }
             } onCancel: {
                 cancel()
             }
+            return finishedOutcome!
         }
     }
 
@@ -217,6 +184,15 @@ public final class OperationRequest<Value: Sendable>: Sendable {
 }
 
 extension OperationRequest: CancellableRequest {}
+
+extension OperationRequest {
+    /// The outcome that `RequestState.outcome` holds: only this request's `Outcome<Value>` is
+    /// ever stored there.
+    @inlinable
+    static func unerased(_ stored: any Sendable) -> Outcome<Value> {
+        stored as! Outcome<Value>
+    }
+}
 
 extension Duration {
     /// Nanoseconds of a non-negative duration, clamped to `UInt64`.

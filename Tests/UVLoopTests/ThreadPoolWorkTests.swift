@@ -35,14 +35,14 @@ final class ThreadPoolWorkTests: XCTestCase {
             return accept
         }
 
-        func runOnThreadPool() {
+        func runOnThreadPool(_ work: ThreadPoolWork) {
             let onLoop = loop.isOnLoopThread
             record.withLock { $0.ranOnLoopThread = onLoop }
             started.open()
             hold?.pass()
         }
 
-        func finishOnLoop(cancelled: Bool) {
+        func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
             let onLoop = loop.isOnLoopThread
             record.withLock {
                 $0.finishedCancelled = cancelled
