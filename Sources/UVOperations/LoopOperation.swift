@@ -23,8 +23,12 @@ extension LoopOperation {
     /// (by default the shared one) until it completes; pass nil to keep it out of every session.
     /// - Throws: `LoopError.shutDown` (or `.detached`) when `loop` no longer accepts work: the
     ///   operation did not start and none of its closures will run.
+    ///
+    /// Consuming, like `RunnableOperation.start`, so that a temporary operation's closures move
+    /// into the request instead of being retained and released (the operation stays usable: a
+    /// caller that keeps it passes a copy).
     @inlinable @discardableResult
-    public func start(on loop: Loop, session: OperationSession? = .shared) throws(LoopError) -> OperationRequest<Value> {
+    public consuming func start(on loop: Loop, session: OperationSession? = .shared) throws(LoopError) -> OperationRequest<Value> {
         try runnable.start(on: loop, session: session, onFinish: nil)
     }
 
@@ -66,7 +70,7 @@ public struct RunnableOperation<Value: Sendable>: Sendable {
 
     /// Creates the request, enters it in `session`, and starts it.
     @inlinable
-    func start(
+    consuming func start(
         on loop: Loop, session: OperationSession?, onFinish: (@Sendable (Outcome<Value>) -> Void)?
     ) throws(LoopError) -> OperationRequest<Value> {
         let request = OperationRequest(loop: loop, runnable: self, session: session, onFinish: onFinish)

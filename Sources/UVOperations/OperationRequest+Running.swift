@@ -67,10 +67,11 @@ extension OperationRequest {
         transform?(&outcome)
         completion?(outcome)
         leaveSession()
-        let erased: any Sendable = outcome
+        // Swapped in rather than assigned, which spares a copy and a destroy of the existential.
+        var erased: (any Sendable)? = outcome
         let (waiters, continuations) = state.withLock { state in
             state.stage = .finished
-            state.outcome = erased
+            swap(&state.outcome, &erased)
             defer { state.waiters = nil; state.continuations = [] }
             return (state.waiters, state.continuations)
         }

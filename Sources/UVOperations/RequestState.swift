@@ -9,7 +9,9 @@ import UVLoop
 /// which cost about 1,600 instructions per worker operation (callgrind, uvloop-bench's operations
 /// workload). An existential is destroyed through the metadata it carries, and an outcome of up
 /// to three words (any `Value` of up to 16 bytes, such as an `Int` or a `String`) is stored in
-/// place, without an allocation.
+/// place, without an allocation. Reading it back costs a dynamic cast, so the hot path never
+/// does: the worker's result reaches the loop's thread in the job's result space, and only
+/// waiters read the final outcome.
 @usableFromInline
 struct RequestState {
     @usableFromInline
@@ -28,7 +30,8 @@ struct RequestState {
 
     @usableFromInline var stage = Stage.created
     @usableFromInline var cancelRequested = false
-    /// The worker's outcome, stored by the pool thread; from `finished` on, the final outcome.
+    /// A worker's outcome too large for the thread-pool job's result space, stored by the pool
+    /// thread; from `finished` on, the final outcome.
     @usableFromInline var outcome: (any Sendable)?
     /// Made by the first blocking waiter only.
     @usableFromInline var waiters: ThreadEvent?

@@ -117,6 +117,38 @@ final class WorkerOperationTests: LoopThreadTestCase {
         XCTAssertEqual(completed.withLock { $0?.isCancelled }, true)
     }
 
+    /// A value too large for the thread-pool job's result space crosses to the loop's thread
+    /// another way; value, error and cancelled flag arrive all the same.
+    func testALargeValueArrivesLikeASmallOne() throws {
+        typealias Large = (Int, Int, Int, Int, Int, String)
+        let large: Large = (1, 2, 3, 4, 5, "six")
+        let completed = NativeMutex<Large?>(nil)
+        let request = try WorkerOperation(completion: { outcome in completed.withLock { $0 = outcome.value } }) { large }
+            .start(on: loop)
+        let outcome = try request.wait()
+        XCTAssertEqual(outcome.value.map { [$0.0, $0.1, $0.2, $0.3, $0.4] }, [1, 2, 3, 4, 5])
+        XCTAssertEqual(outcome.value?.5, "six")
+        XCTAssertEqual(completed.withLock { $0?.5 }, "six")
+        XCTAssertFalse(outcome.isCancelled)
+
+        let failing = try WorkerOperation<Large> { throw WorkerFailure() }.start(on: loop)
+        XCTAssertTrue(try failing.wait().error is WorkerFailure)
+
+        let started = Gate()
+        let proceed = Gate()
+        let cancelled = try WorkerOperation { () -> Large in
+            started.open()
+            proceed.pass()
+            return large
+        }.start(on: loop)
+        started.pass()
+        XCTAssertTrue(cancelled.cancel())
+        proceed.open()
+        let cancelledOutcome = try cancelled.wait()
+        XCTAssertEqual(cancelledOutcome.value?.5, "six")
+        XCTAssertTrue(cancelledOutcome.isCancelled)
+    }
+
     func testCancelWhileRunningKeepsTheWorkersError() throws {
         let started = Gate()
         let proceed = Gate()

@@ -103,11 +103,13 @@ package struct ThreadPoolWork: @unchecked Sendable {
 ///
 /// Each request lives in a slot: the `uv_work_t`, a strong reference to its job, then the job's
 /// result space (see `ThreadPoolWork`). libuv needs the request until the after-work callback,
-/// which calls the job back and then recycles the slot. Free slots are kept (up to
-/// `retainedSlots`), so in steady state queuing a job costs no allocation; slots come from
-/// `malloc`, which is cheaper than Swift's allocator (that one aligns every raw allocation through
-/// `posix_memalign`). While any job is in flight the queue keeps itself alive: a loop may be
-/// released (an adopted loop detached) before libuv delivers the last after-work callbacks.
+/// which calls the job back and then recycles the slot. Slots are carved from chunks of
+/// `slotsPerChunk`, one `malloc` each, and recycled through a free list, so queuing a job costs no
+/// allocation in steady state and a burst costs one per chunk rather than one per job (callgrind:
+/// about 400 instructions per job less in a burst of 20,000). When the last job in flight finishes,
+/// chunks beyond `retainedChunks` are freed. While any job is in flight the queue keeps itself
+/// alive: a loop may be released (an adopted loop detached) before libuv delivers the last
+/// after-work callbacks.
 ///
 /// The mutable state lives behind a pointer: as stored properties of this class, the free list and
 /// the counter would pay a run-time exclusivity check on every submit and finish (callgrind: about
@@ -118,16 +120,19 @@ package struct ThreadPoolWork: @unchecked Sendable {
 /// everything but `init` runs on the loop's thread: `Loop.queueWork` submits only after checking
 /// it is there, the post-queue drain runs there, and libuv runs both callbacks' loop parts there.
 final class ThreadPoolQueue: @unchecked Sendable {
-    /// How many free slots to keep for reuse; a burst beyond this frees its extra slots.
-    static let retainedSlots = 1024
+    static let slotsPerChunk = 64
+    /// How many chunks to keep once a burst is over (1,024 slots).
+    static let retainedChunks = 16
 
     private static let jobOffset: Int = {
         let alignment = MemoryLayout<any ThreadPoolJob>.alignment
         return (MemoryLayout<uv_work_t>.size + alignment - 1) / alignment * alignment
     }()
-    private static let slotSize = ThreadPoolWork.resultOffset + ThreadPoolWork.resultCapacity
+    /// A multiple of 16, so that every slot of a chunk keeps the result space aligned.
+    private static let slotSize = (ThreadPoolWork.resultOffset + ThreadPoolWork.resultCapacity + 15) / 16 * 16
 
     private struct State {
+        var chunks: [UnsafeMutableRawPointer] = []
         var free: [UnsafeMutablePointer<uv_work_t>] = []
         var inFlight = 0
         var keepAlive: Unmanaged<ThreadPoolQueue>?
@@ -142,11 +147,10 @@ final class ThreadPoolQueue: @unchecked Sendable {
         self.loop = loop.pointer
         state = .allocate(capacity: 1)
         state.initialize(to: State())
-        state.pointee.free.reserveCapacity(Self.retainedSlots)
     }
 
     deinit {
-        for request in state.pointee.free { Glibc.free(request) }
+        for chunk in state.pointee.chunks { Glibc.free(chunk) }
         state.deinitialize(count: 1)
         state.deallocate()
     }
@@ -154,9 +158,13 @@ final class ThreadPoolQueue: @unchecked Sendable {
     /// The number of jobs queued whose after-work callback has not run yet.
     var jobsInFlight: Int { state.pointee.inFlight }
 
+    /// The number of slots allocated, free or in use.
+    var slotCount: Int { state.pointee.chunks.count * Self.slotsPerChunk }
+
     /// Queues `job` on libuv's thread pool. Loop thread only.
     func submit(_ job: any ThreadPoolJob) {
-        let request = state.pointee.free.popLast() ?? Self.allocateSlot()
+        if state.pointee.free.isEmpty { addChunk() }
+        let request = state.pointee.free.removeLast()
         // Unmanaged: the C callbacks find this queue through `data`; `keepAlive` holds it while any
         // job is in flight, so the unretained reference stays valid.
         request.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -199,20 +207,38 @@ final class ThreadPoolQueue: @unchecked Sendable {
 
     private func release(_ request: UnsafeMutablePointer<uv_work_t>) {
         request.pointee.data = nil
-        if state.pointee.free.count < Self.retainedSlots {
-            state.pointee.free.append(request)
-        } else {
-            Glibc.free(request)
+        state.pointee.free.append(request)
+        if state.pointee.inFlight == 0, state.pointee.chunks.count > Self.retainedChunks { trim() }
+    }
+
+    private func addChunk() {
+        // malloc aligns to 16, which the result space needs. No zeroing: `uv_queue_work` sets every
+        // field of the `uv_work_t` that libuv reads, and `submit` sets `data`.
+        guard let chunk = malloc(Self.slotsPerChunk * Self.slotSize) else {
+            fatalError("UVLoop: out of memory for thread-pool jobs")
+        }
+        state.pointee.chunks.append(chunk)
+        freeSlots(of: chunk)
+    }
+
+    /// Adds every slot of `chunk` to the free list, the lowest address last, so that it is used first.
+    private func freeSlots(of chunk: UnsafeMutableRawPointer) {
+        for index in (0..<Self.slotsPerChunk).reversed() {
+            let slot = chunk + index * Self.slotSize
+            // The job part and the result space stay uninitialized until a job uses them.
+            _ = (slot + Self.jobOffset).bindMemory(to: (any ThreadPoolJob).self, capacity: 1)
+            state.pointee.free.append(slot.bindMemory(to: uv_work_t.self, capacity: 1))
         }
     }
 
-    private static func allocateSlot() -> UnsafeMutablePointer<uv_work_t> {
-        // malloc aligns to 16, which the result space needs.
-        guard let raw = malloc(slotSize) else { fatalError("UVLoop: out of memory for a thread-pool job") }
-        raw.initializeMemory(as: UInt8.self, repeating: 0, count: jobOffset)
-        // The job part and the result space stay uninitialized until a job uses them.
-        _ = (raw + jobOffset).bindMemory(to: (any ThreadPoolJob).self, capacity: 1)
-        return raw.bindMemory(to: uv_work_t.self, capacity: 1)
+    /// With no job in flight every slot is free: frees the chunks beyond `retainedChunks`, and
+    /// rebuilds the free list from the others.
+    private func trim() {
+        let chunks = state.pointee.chunks
+        for chunk in chunks[Self.retainedChunks...] { Glibc.free(chunk) }
+        state.pointee.chunks = Array(chunks[..<Self.retainedChunks])
+        state.pointee.free = []
+        for chunk in state.pointee.chunks { freeSlots(of: chunk) }
     }
 
     @inline(__always)
