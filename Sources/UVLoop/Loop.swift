@@ -36,9 +36,6 @@ public final class Loop: Sendable {
     let confined: LoopConfined<LoopState>
     let wake: WakeHandle
     let native: NativeLoop
-    /// The loop state's thread-pool queue, held here so that queuing work on the loop's thread
-    /// skips the exclusivity check of reaching it through `confined`.
-    let threadPool: ThreadPoolQueue
     /// The thread that runs this loop.
     let thread: ThreadIdentity
     /// The loop as its actors' executor, and where executor jobs enter the queue (LoopExecutor.swift).
@@ -69,7 +66,6 @@ public final class Loop: Sendable {
         self.queue = queue
         self.native = native
         self.wake = state.wake
-        self.threadPool = state.threadPool
         self.confined = LoopConfined(state)
         self.thread = .current
         self.clockSource = clock

@@ -12,8 +12,9 @@ import UVLoop
 ///
 /// ## Cancelling
 /// `cancel()` is accepted until the request starts completing. Then:
-/// - a worker not yet taken by a pool thread is withdrawn (`uv_cancel` frees its pool slot): it
-///   never runs, and the outcome has no value, no error, and `isCancelled`;
+/// - a worker not yet taken by a pool thread is withdrawn (`uv_cancel` frees its pool slot, or,
+///   cancelled before the loop handed it to the pool, it never gets there): it never runs, and the
+///   outcome has no value, no error, and `isCancelled`;
 /// - a worker already running finishes; the outcome has its value or error, and `isCancelled`;
 /// - a composite cancels its running children (which finish with the cancelled flag) and completes
 ///   the children not started yet without running them.

@@ -182,21 +182,20 @@ final class ThreadPoolWorkTests: XCTestCase {
         let retained = ThreadPoolQueue.retainedChunks * ThreadPoolQueue.slotsPerChunk
         let hold = Gate()
         let jobs = (0..<(retained + 2 * ThreadPoolQueue.slotsPerChunk)).map { _ in RecordingJob(loop: loop, hold: hold) }
-        // Queued in one loop callback, so that all are in flight at once.
-        let slotsDuringBurst = try loop.invoke {
-            for job in jobs { try loop.queueWork(job) }
-            return loop.threadPool.slotCount
-        }
-        XCTAssertGreaterThan(slotsDuringBurst, retained)
+        // Posted in one loop callback, so that one drain queues them all: with the pool held, all
+        // are in flight when the next invoke, posted after them, runs.
+        try loop.invoke { for job in jobs { try loop.queueWork(job) } }
+        XCTAssertEqual(try loop.invoke { loop.threadPoolJobsInFlight }, jobs.count)
+        XCTAssertGreaterThan(try loop.invoke { loop.threadPoolSlotCount }, retained)
         hold.open(jobs.count)
         for job in jobs { job.finished.pass() }
-        XCTAssertEqual(try loop.invoke { loop.threadPool.slotCount }, retained)
+        XCTAssertEqual(try loop.invoke { loop.threadPoolSlotCount }, retained)
 
         let after = RecordingJob(loop: loop)
         try loop.queueWork(after)
         after.finished.pass()
         XCTAssertEqual(after.snapshot.finishCount, 1)
-        XCTAssertEqual(try loop.invoke { loop.threadPool.slotCount }, retained)
+        XCTAssertEqual(try loop.invoke { loop.threadPoolSlotCount }, retained)
         XCTAssertTrue(jobs.allSatisfy { $0.snapshot.finishCount == 1 })
     }
 }

@@ -47,10 +47,16 @@ final class WorkerOperationTests: LoopThreadTestCase {
         XCTAssertEqual(completions.value, 1)
     }
 
-    func testStartFromTheLoopThreadQueuesAtOnce() throws {
+    /// From the loop's thread, as from any other, the worker reaches the pool when the loop next
+    /// drains its posted work, after the callback that started it.
+    func testStartFromTheLoopThreadQueuesWhenTheLoopNextDrains() throws {
         let loop = self.loop
         let operation = WorkerOperation { 7 }
-        let request = try loop.invoke { try operation.start(on: loop) }
+        let (request, queuedDuringTheCallback) = try loop.invoke {
+            let request = try operation.start(on: loop)
+            return (request, loop.threadPoolJobsInFlight)
+        }
+        XCTAssertEqual(queuedDuringTheCallback, 0)
         XCTAssertEqual(try request.wait().value, 7)
     }
 
@@ -78,13 +84,36 @@ final class WorkerOperationTests: LoopThreadTestCase {
         XCTAssertEqual(ran.value, 0, "the worker never ran")
     }
 
-    /// Cancelled on the loop's thread: `uv_cancel` runs inside `cancel()`.
+    /// Cancelled on the loop's thread while in the pool's queue: `uv_cancel` runs inside `cancel()`.
     func testCancelBeforeStartFromTheLoopThread() throws {
         let blockers = try PoolBlockers(loop: loop)
         defer { try? blockers.release() }
         let ran = Counter()
         let loop = self.loop
-        let operation = WorkerOperation { () -> Int in ran.increment(); return 1 }
+        let request = try WorkerOperation { () -> Int in ran.increment(); return 1 }.start(on: loop)
+        // This invoke was posted after the start, so the loop has queued the worker by now.
+        let (accepted, inFlight) = try loop.invoke { () -> (Bool, Int) in
+            let inFlight = loop.threadPoolJobsInFlight
+            return (request.cancel(), inFlight)
+        }
+        XCTAssertTrue(accepted)
+        XCTAssertEqual(inFlight, threadPoolSize + 1, "the worker was in the pool's queue")
+        let outcome = try request.wait()
+        XCTAssertNil(outcome.result)
+        XCTAssertTrue(outcome.isCancelled)
+        try blockers.release()
+        XCTAssertEqual(ran.value, 0)
+    }
+
+    /// Cancelled in the loop callback that started it: the worker never reaches the pool.
+    func testCancelInTheCallbackThatStartedItNeverQueuesTheWorker() throws {
+        let ran = Counter()
+        let completions = Counter()
+        let loop = self.loop
+        let operation = WorkerOperation(completion: { _ in completions.increment() }) { () -> Int in
+            ran.increment()
+            return 1
+        }
         let request = try loop.invoke { () throws -> OperationRequest<Int> in
             let request = try operation.start(on: loop)
             XCTAssertTrue(request.cancel())
@@ -93,8 +122,9 @@ final class WorkerOperationTests: LoopThreadTestCase {
         let outcome = try request.wait()
         XCTAssertNil(outcome.result)
         XCTAssertTrue(outcome.isCancelled)
-        try blockers.release()
+        XCTAssertEqual(completions.value, 1)
         XCTAssertEqual(ran.value, 0)
+        XCTAssertEqual(try loop.invoke { loop.threadPoolJobsInFlight }, 0)
     }
 
     /// Running: the worker finishes and the completion gets its value with the cancelled flag.

@@ -114,12 +114,7 @@ package struct ThreadPoolWork: @unchecked Sendable {
 /// The mutable state lives behind a pointer: as stored properties of this class, the free list and
 /// the counter would pay a run-time exclusivity check on every submit and finish (callgrind: about
 /// 250 instructions per job). No method calls out while it holds an access to that state.
-///
-/// `@unchecked Sendable`, so that the `Loop` can hold it directly rather than through its
-/// loop-confined state (whose every access pays the same exclusivity check), is safe because
-/// everything but `init` runs on the loop's thread: `Loop.queueWork` submits only after checking
-/// it is there, the post-queue drain runs there, and libuv runs both callbacks' loop parts there.
-final class ThreadPoolQueue: @unchecked Sendable {
+final class ThreadPoolQueue {
     static let slotsPerChunk = 64
     /// How many chunks to keep once a burst is over (1,024 slots).
     static let retainedChunks = 16
@@ -131,22 +126,26 @@ final class ThreadPoolQueue: @unchecked Sendable {
     /// A multiple of 16, so that every slot of a chunk keeps the result space aligned.
     private static let slotSize = (ThreadPoolWork.resultOffset + ThreadPoolWork.resultCapacity + 15) / 16 * 16
 
+    /// What the C callbacks reach through a request's `data`, without touching (so without
+    /// retaining and releasing) the queue object.
     private struct State {
+        /// Never changes: the one field a pool thread reads.
+        let loopThread: ThreadIdentity
         var chunks: [UnsafeMutableRawPointer] = []
-        var free: [UnsafeMutablePointer<uv_work_t>] = []
+        /// The free slots, linked through their `data` field.
+        var freeList: UnsafeMutablePointer<uv_work_t>?
         var inFlight = 0
         var keepAlive: Unmanaged<ThreadPoolQueue>?
     }
 
     private let loop: UnsafeMutablePointer<uv_loop_t>
-    private let loopThread = ThreadIdentity.current
     private let state: UnsafeMutablePointer<State>
 
     /// Call on the loop's thread.
     init(loop: NativeLoop) {
         self.loop = loop.pointer
         state = .allocate(capacity: 1)
-        state.initialize(to: State())
+        state.initialize(to: State(loopThread: .current))
     }
 
     deinit {
@@ -163,24 +162,24 @@ final class ThreadPoolQueue: @unchecked Sendable {
 
     /// Queues `job` on libuv's thread pool. Loop thread only.
     func submit(_ job: any ThreadPoolJob) {
-        if state.pointee.free.isEmpty { addChunk() }
-        let request = state.pointee.free.removeLast()
-        // Unmanaged: the C callbacks find this queue through `data`; `keepAlive` holds it while any
-        // job is in flight, so the unretained reference stays valid.
-        request.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        let work = ThreadPoolWork(request: request, loopThread: loopThread)
+        if state.pointee.freeList == nil { Self.addChunk(to: state) }
+        let request = state.pointee.freeList!
+        state.pointee.freeList = request.pointee.data?.assumingMemoryBound(to: uv_work_t.self)
+        request.pointee.data = UnsafeMutableRawPointer(state)
+        let work = ThreadPoolWork(request: request, loopThread: state.pointee.loopThread)
         guard job.willQueue(work) else {
             job.finishOnLoop(work, cancelled: true)
-            release(request)
+            Self.recycle(request, in: state)
             return
         }
         Self.jobSlot(of: request).initialize(to: job)
+        // Unmanaged: `keepAlive` holds this queue (so `state`) while any job is in flight.
         if state.pointee.inFlight == 0 { state.pointee.keepAlive = Unmanaged.passRetained(self) }
         state.pointee.inFlight += 1
         let status = uv_queue_work(loop, request, { request in
             let request = request!
             ThreadPoolQueue.jobSlot(of: request).pointee.runOnThreadPool(
-                ThreadPoolWork(request: request, loopThread: ThreadPoolQueue.queue(of: request).loopThread))
+                ThreadPoolWork(request: request, loopThread: ThreadPoolQueue.state(of: request).pointee.loopThread))
         }, { request, status in
             ThreadPoolQueue.finish(request!, status: status)
         })
@@ -188,57 +187,61 @@ final class ThreadPoolQueue: @unchecked Sendable {
         precondition(status == 0, "UVLoop: uv_queue_work failed: \(LoopError.libuv(status, "uv_queue_work"))")
     }
 
-    private static func queue(of request: UnsafeMutablePointer<uv_work_t>) -> ThreadPoolQueue {
-        Unmanaged<ThreadPoolQueue>.fromOpaque(request.pointee.data!).takeUnretainedValue()
+    private static func state(of request: UnsafeMutablePointer<uv_work_t>) -> UnsafeMutablePointer<State> {
+        request.pointee.data!.assumingMemoryBound(to: State.self)
     }
 
     /// The after-work callback: calls the job back, then recycles the slot (the job has taken its
     /// result by then; work its completion queues takes another slot).
     private static func finish(_ request: UnsafeMutablePointer<uv_work_t>, status: Int32) {
-        let queue = queue(of: request)
+        let state = state(of: request)
         let job = jobSlot(of: request).move()
-        queue.state.pointee.inFlight -= 1
-        let keepAlive = queue.state.pointee.inFlight == 0 ? queue.state.pointee.keepAlive.take() : nil
-        job.finishOnLoop(ThreadPoolWork(request: request, loopThread: queue.loopThread),
+        state.pointee.inFlight -= 1
+        let keepAlive = state.pointee.inFlight == 0 ? state.pointee.keepAlive.take() : nil
+        job.finishOnLoop(ThreadPoolWork(request: request, loopThread: state.pointee.loopThread),
                          cancelled: status == UV_ECANCELED.rawValue)
-        queue.release(request)
+        recycle(request, in: state)
         keepAlive?.release()
     }
 
-    private func release(_ request: UnsafeMutablePointer<uv_work_t>) {
-        request.pointee.data = nil
-        state.pointee.free.append(request)
-        if state.pointee.inFlight == 0, state.pointee.chunks.count > Self.retainedChunks { trim() }
+    private static func recycle(_ request: UnsafeMutablePointer<uv_work_t>, in state: UnsafeMutablePointer<State>) {
+        request.pointee.data = state.pointee.freeList.map { UnsafeMutableRawPointer($0) }
+        state.pointee.freeList = request
+        if state.pointee.inFlight == 0, state.pointee.chunks.count > retainedChunks { trim(state) }
     }
 
-    private func addChunk() {
+    private static func addChunk(to state: UnsafeMutablePointer<State>) {
         // malloc aligns to 16, which the result space needs. No zeroing: `uv_queue_work` sets every
         // field of the `uv_work_t` that libuv reads, and `submit` sets `data`.
-        guard let chunk = malloc(Self.slotsPerChunk * Self.slotSize) else {
+        guard let chunk = malloc(slotsPerChunk * slotSize) else {
             fatalError("UVLoop: out of memory for thread-pool jobs")
         }
         state.pointee.chunks.append(chunk)
-        freeSlots(of: chunk)
+        freeSlots(of: chunk, in: state)
     }
 
-    /// Adds every slot of `chunk` to the free list, the lowest address last, so that it is used first.
-    private func freeSlots(of chunk: UnsafeMutableRawPointer) {
-        for index in (0..<Self.slotsPerChunk).reversed() {
-            let slot = chunk + index * Self.slotSize
+    /// Adds every slot of `chunk` to the free list, the lowest address first in line.
+    private static func freeSlots(of chunk: UnsafeMutableRawPointer, in state: UnsafeMutablePointer<State>) {
+        var index = slotsPerChunk
+        while index > 0 {
+            index -= 1
+            let slot = chunk + index * slotSize
             // The job part and the result space stay uninitialized until a job uses them.
-            _ = (slot + Self.jobOffset).bindMemory(to: (any ThreadPoolJob).self, capacity: 1)
-            state.pointee.free.append(slot.bindMemory(to: uv_work_t.self, capacity: 1))
+            _ = (slot + jobOffset).bindMemory(to: (any ThreadPoolJob).self, capacity: 1)
+            let request = slot.bindMemory(to: uv_work_t.self, capacity: 1)
+            request.pointee.data = state.pointee.freeList.map { UnsafeMutableRawPointer($0) }
+            state.pointee.freeList = request
         }
     }
 
     /// With no job in flight every slot is free: frees the chunks beyond `retainedChunks`, and
     /// rebuilds the free list from the others.
-    private func trim() {
+    private static func trim(_ state: UnsafeMutablePointer<State>) {
         let chunks = state.pointee.chunks
-        for chunk in chunks[Self.retainedChunks...] { Glibc.free(chunk) }
-        state.pointee.chunks = Array(chunks[..<Self.retainedChunks])
-        state.pointee.free = []
-        for chunk in state.pointee.chunks { freeSlots(of: chunk) }
+        for chunk in chunks[retainedChunks...] { Glibc.free(chunk) }
+        state.pointee.chunks = Array(chunks[..<retainedChunks])
+        state.pointee.freeList = nil
+        for chunk in chunks[..<retainedChunks] { freeSlots(of: chunk, in: state) }
     }
 
     @inline(__always)
