@@ -81,7 +81,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
 
     /// The outcome once the request has completed, nil before. Any thread, never blocks.
     public var finishedOutcome: Outcome<Value>? {
-        state.withLock { $0.isFinished ? $0.outcome : nil }.map(Self.unerased)
+        state.withLock { state -> (any Sendable)? in state.isFinished ? state.outcome : nil }.map(Self.unerased)
     }
 
     /// Blocks the calling thread until the request has completed, and returns its outcome.
