@@ -35,11 +35,10 @@ extension OperationRequest {
     /// that no completion runs inside `start`).
     @inlinable
     func begin() throws(LoopError) {
-        switch body {
-        case .worker:
-            try loop.queueWork(self)
-        case .composite(let driver):
+        if let driver {
             try begin(driver)
+        } else {
+            try loop.queueWork(self)
         }
     }
 
@@ -119,8 +118,7 @@ extension OperationRequest {
     /// A pool thread: runs the worker; a throw becomes the outcome's error.
     @inlinable
     func runWorker(_ work: ThreadPoolWork) {
-        guard case .worker(let worker) = body else { preconditionFailure("UVOperations: only workers are queued") }
-        let result = Result { try worker() }
+        let result = Result { try worker!() }
         if Self.resultFitsWork {
             work.storeResult(result)
         } else {

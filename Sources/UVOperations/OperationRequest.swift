@@ -28,7 +28,11 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     public let loop: Loop
     /// The operation's name.
     public let name: String?
-    @usableFromInline let body: Body
+    /// The worker, for a worker request; the driver, for a composite. Two optionals rather than
+    /// an enum: the pool thread then calls the worker in place, where matching an enum case copied
+    /// it (a retain and a release of its context, on a cache line the loop's thread uses too).
+    @usableFromInline let worker: (@Sendable () throws -> Value)?
+    @usableFromInline let driver: CompositeDriver<Value>?
     /// Kept until the request is released, like the worker: taking them out when the request
     /// completes would move them through generic code that allocates a reabstraction thunk for each.
     @usableFromInline let transform: (@Sendable (inout Outcome<Value>) -> Void)?
@@ -42,12 +46,6 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     /// The thread-pool steps, compiled where `Value` is known (see `ThreadPoolStep`).
     @usableFromInline let threadPoolStep: @Sendable (OperationRequest<Value>, ThreadPoolStep) -> Bool
 
-    @usableFromInline
-    enum Body: Sendable {
-        case worker(@Sendable () throws -> Value)
-        case composite(CompositeDriver<Value>)
-    }
-
     @inlinable
     init(
         loop: Loop, runnable: RunnableOperation<Value>, session: OperationSession?,
@@ -59,9 +57,11 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         self.onFinish = onFinish
         switch runnable.kind {
         case .worker(let worker):
-            body = .worker(worker)
+            self.worker = worker
+            driver = nil
         case .composite(let plan, let wrap):
-            body = .composite(CompositeDriver(loop: loop, plan: plan, wrap: wrap))
+            worker = nil
+            driver = CompositeDriver(loop: loop, plan: plan, wrap: wrap)
         }
         transform = runnable.transform
         completion = runnable.completion
@@ -159,16 +159,13 @@ public final class OperationRequest<Value: Sendable>: Sendable {
             return true
         }
         guard accepted else { return false }
-        switch body {
-        case .worker:
-            if loop.isOnLoopThread {
-                withdrawFromThreadPool()
-            } else {
-                try? loop.post { [self] in withdrawFromThreadPool() }
-            }
-        case .composite(let driver):
+        if let driver {
             // At once, from this thread: a running child is marked cancelled before it can finish.
             driver.cancel()
+        } else if loop.isOnLoopThread {
+            withdrawFromThreadPool()
+        } else {
+            try? loop.post { [self] in withdrawFromThreadPool() }
         }
         return true
     }
