@@ -34,8 +34,9 @@ package protocol ThreadPoolJob: AnyObject, Sendable {
 /// value of up to 24 bytes fits (`canHoldResult`); larger results need another way across.
 ///
 /// `@unchecked Sendable` is safe because the pointer is only dereferenced by `cancel()`, which
-/// checks that it runs on the loop's thread, where libuv also runs the after-work callback that
-/// ends the handle's validity; and by the result space's accessors, whose contract is that only
+/// checks (through the queue state that `data` points to) that it runs on the loop's thread, where
+/// libuv also runs the after-work callback that ends the handle's validity; and by the result
+/// space's accessors, whose contract is that only
 /// `runOnThreadPool` stores (on the pool thread) and only `finishOnLoop` takes (on the loop's
 /// thread), after it: libuv runs the after-work callback only once the work callback has returned,
 /// and hands the request over through its queue mutex, which orders the store before the take
@@ -43,11 +44,9 @@ package protocol ThreadPoolJob: AnyObject, Sendable {
 @usableFromInline
 package struct ThreadPoolWork: @unchecked Sendable {
     @usableFromInline let request: UnsafeMutablePointer<uv_work_t>
-    let loopThread: ThreadIdentity
 
-    init(request: UnsafeMutablePointer<uv_work_t>, loopThread: ThreadIdentity) {
+    init(request: UnsafeMutablePointer<uv_work_t>) {
         self.request = request
-        self.loopThread = loopThread
     }
 
     /// Withdraws the job if no pool thread has taken it yet (`uv_cancel`). Loop thread only.
@@ -56,7 +55,7 @@ package struct ThreadPoolWork: @unchecked Sendable {
     ///   thread-pool slot is free again, and `finishOnLoop(_:cancelled: true)` follows in a later
     ///   loop callback. False when a pool thread is running it or has run it.
     package func cancel() -> Bool {
-        precondition(ThreadIdentity.current == loopThread,
+        precondition(ThreadPoolQueue.isOnLoopThread(request),
                      "UVLoop: ThreadPoolWork.cancel() must run on the loop's thread; post it there")
         return uv_cancel(UnsafeMutableRawPointer(request).assumingMemoryBound(to: uv_req_t.self)) == 0
     }
@@ -129,7 +128,8 @@ final class ThreadPoolQueue {
     /// What the C callbacks reach through a request's `data`, without touching (so without
     /// retaining and releasing) the queue object.
     private struct State {
-        /// Never changes: the one field a pool thread reads.
+        /// Read on the loop's thread only, like every field: a pool thread never touches the state
+        /// (to ThreadSanitizer, reading one field of `pointee` is an access to all of it).
         let loopThread: ThreadIdentity
         var chunks: [UnsafeMutableRawPointer] = []
         /// The free slots, linked through their `data` field.
@@ -166,7 +166,7 @@ final class ThreadPoolQueue {
         let request = state.pointee.freeList!
         state.pointee.freeList = request.pointee.data?.assumingMemoryBound(to: uv_work_t.self)
         request.pointee.data = UnsafeMutableRawPointer(state)
-        let work = ThreadPoolWork(request: request, loopThread: state.pointee.loopThread)
+        let work = ThreadPoolWork(request: request)
         guard job.willQueue(work) else {
             job.finishOnLoop(work, cancelled: true)
             Self.recycle(request, in: state)
@@ -178,8 +178,7 @@ final class ThreadPoolQueue {
         state.pointee.inFlight += 1
         let status = uv_queue_work(loop, request, { request in
             let request = request!
-            ThreadPoolQueue.jobSlot(of: request).pointee.runOnThreadPool(
-                ThreadPoolWork(request: request, loopThread: ThreadPoolQueue.state(of: request).pointee.loopThread))
+            ThreadPoolQueue.jobSlot(of: request).pointee.runOnThreadPool(ThreadPoolWork(request: request))
         }, { request, status in
             ThreadPoolQueue.finish(request!, status: status)
         })
@@ -191,6 +190,11 @@ final class ThreadPoolQueue {
         request.pointee.data!.assumingMemoryBound(to: State.self)
     }
 
+    /// Whether the caller runs on the thread of the loop that queued `request` (still queued).
+    static func isOnLoopThread(_ request: UnsafeMutablePointer<uv_work_t>) -> Bool {
+        ThreadIdentity.current == state(of: request).pointee.loopThread
+    }
+
     /// The after-work callback: calls the job back, then recycles the slot (the job has taken its
     /// result by then; work its completion queues takes another slot).
     private static func finish(_ request: UnsafeMutablePointer<uv_work_t>, status: Int32) {
@@ -198,8 +202,7 @@ final class ThreadPoolQueue {
         let job = jobSlot(of: request).move()
         state.pointee.inFlight -= 1
         let keepAlive = state.pointee.inFlight == 0 ? state.pointee.keepAlive.take() : nil
-        job.finishOnLoop(ThreadPoolWork(request: request, loopThread: state.pointee.loopThread),
-                         cancelled: status == UV_ECANCELED.rawValue)
+        job.finishOnLoop(ThreadPoolWork(request: request), cancelled: status == UV_ECANCELED.rawValue)
         recycle(request, in: state)
         keepAlive?.release()
     }
