@@ -12,7 +12,10 @@ public protocol LoopOperation<Value>: Sendable {
 
     /// How the operation runs. UVOperations' own operation types provide it; a type of your own
     /// returns the `runnable` of the operation it is made of.
-    var runnable: RunnableOperation<Value> { get }
+    ///
+    /// Consuming, so that starting a temporary operation moves its closures into the request
+    /// instead of copying them (a plain getter or a stored property satisfies it).
+    var runnable: RunnableOperation<Value> { consuming get }
 }
 
 extension LoopOperation {

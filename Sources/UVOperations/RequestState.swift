@@ -28,20 +28,29 @@ struct RequestState {
         case finished
     }
 
-    @usableFromInline var stage = Stage.created
-    @usableFromInline var cancelRequested = false
+    @usableFromInline var stage: Stage
+    @usableFromInline var cancelRequested: Bool
     /// A worker's outcome too large for the thread-pool job's result space, stored by the pool
     /// thread; from `finished` on, the final outcome; `()` when there is none. Not an optional:
     /// destroying an optional existential goes through the optional's generic value witness
     /// (callgrind: about 55 instructions, where this costs about 10).
-    @usableFromInline var outcome: any Sendable = ()
+    @usableFromInline var outcome: any Sendable
     /// Made by the first blocking waiter only.
     @usableFromInline var waiters: ThreadEvent?
     /// Tasks awaiting the outcome, resumed once it is final.
-    @usableFromInline var continuations: [CheckedContinuation<Void, Never>] = []
+    @usableFromInline var continuations: [CheckedContinuation<Void, Never>]
 
+    /// Every field set here rather than by default values, which are not inlinable: an opaque
+    /// call in the middle of a request's initialiser kept the optimiser from pairing up retains
+    /// and releases around it.
     @inlinable
-    init() {}
+    init() {
+        stage = .created
+        cancelRequested = false
+        outcome = ()
+        waiters = nil
+        continuations = []
+    }
 
     @inlinable
     var isCompleting: Bool {

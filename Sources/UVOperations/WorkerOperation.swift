@@ -60,6 +60,8 @@ public struct WorkerOperation<Value: Sendable>: LoopOperation {
     /// See `LoopOperation.runnable`.
     @inlinable
     public var runnable: RunnableOperation<Value> {
-        RunnableOperation(name: name, kind: .worker(worker), transform: transform, completion: completion)
+        consuming get {
+            RunnableOperation(name: name, kind: .worker(worker), transform: transform, completion: completion)
+        }
     }
 }
