@@ -61,14 +61,16 @@ extension OperationRequest {
 
     /// Runs the transform and completion, leaves the session, wakes waiters, tells the parent.
     @inlinable
-    func deliver(_ decided: Outcome<Value>) {
+    func deliver(_ decided: consuming Outcome<Value>) {
         var outcome = decided
         transform?(&outcome)
         completion?(outcome)
         leaveSession()
+        // Copied only for a parent; everyone else reads the outcome from the state.
+        let parentsOutcome = onFinish == nil ? nil : outcome
         // Swapped in: assigning an existential goes through a generic assign (callgrind: about 90
         // instructions); a swap moves both values, and the `()` swapped out costs little to destroy.
-        var erased: any Sendable = outcome
+        var erased: any Sendable = consume outcome
         let waiting = state.withLock { state -> (ThreadEvent?, [CheckedContinuation<Void, Never>])? in
             state.stage = .finished
             swap(&state.outcome, &erased)
@@ -81,7 +83,7 @@ extension OperationRequest {
             waiters?.signal()
             for continuation in continuations { continuation.resume() }
         }
-        onFinish?(outcome)
+        if let onFinish, let parentsOutcome { onFinish(parentsOutcome) }
     }
 
     // MARK: the thread pool's calls
@@ -134,20 +136,20 @@ extension OperationRequest {
             state.stage = .completing
             return state.cancelRequested
         }
-        var outcome = Outcome<Value>(result: nil, isCancelled: cancelled || cancelRequested)
-        // A worker that libuv withdrew never ran, so it left no result.
-        if !cancelled {
-            if Self.resultFitsWork {
-                outcome.result = work.takeResult(Result<Value, any Error>.self)
-            } else {
-                let boxed = state.withLock { state -> any Sendable in
-                    defer { state.outcome = () }
-                    return state.outcome
-                }
-                outcome.result = Self.unerased(boxed).result
+        let result: Result<Value, any Error>?
+        if cancelled {
+            // A worker that libuv withdrew never ran, so it left no result.
+            result = nil
+        } else if Self.resultFitsWork {
+            result = work.takeResult(Result<Value, any Error>.self)
+        } else {
+            let boxed = state.withLock { state -> any Sendable in
+                defer { state.outcome = () }
+                return state.outcome
             }
+            result = Self.unerased(boxed).result
         }
-        deliver(outcome)
+        deliver(Outcome(result: result, isCancelled: cancelled || cancelRequested))
     }
 }
 
