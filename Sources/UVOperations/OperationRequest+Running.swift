@@ -12,7 +12,7 @@ enum ThreadPoolStep: Sendable {
 // Running a request. Everything on the path from `start` to the completion is inlinable, so that
 // it is compiled for the caller's `Value`: unspecialised generic code looks up the metadata of
 // every type built from `Value` (`Outcome<Value>`, the state, its optionals and closures) at run
-// time, which cost about 40,000 instructions per worker operation (measured with callgrind on
+// time, which cost about 30,000 instructions per worker operation (measured with callgrind on
 // uvloop-bench's operations workload).
 extension OperationRequest {
     /// Enters `session`, if any, so that its `cancelAll` reaches this request.
@@ -120,6 +120,7 @@ extension OperationRequest {
     /// A pool thread: runs the worker; a throw becomes the outcome's error.
     @inlinable
     func runWorker(_ work: ThreadPoolWork) {
+        // Only a worker request is ever queued (`begin`), so `worker` is set.
         let result = Result { try worker!() }
         if Self.resultFitsWork {
             work.storeResult(result)

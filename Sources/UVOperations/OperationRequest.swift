@@ -10,6 +10,9 @@ import UVLoop
 /// then the request leaves its session, then waiters wake (so a waiter sees the completion's
 /// effects), in that order, on the loop's thread.
 ///
+/// The request keeps the operation's closures (worker, transform, completion) until it is itself
+/// released, so a closure that captures its own request makes a reference cycle: capture it weakly.
+///
 /// ## Cancelling
 /// `cancel()` is accepted until the request starts completing. Then:
 /// - a worker not yet taken by a pool thread is withdrawn (`uv_cancel` frees its pool slot, or,
@@ -33,8 +36,10 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     /// it (a retain and a release of its context, on a cache line the loop's thread uses too).
     @usableFromInline let worker: (@Sendable () throws -> Value)?
     @usableFromInline let driver: CompositeDriver<Value>?
-    /// Kept until the request is released, like the worker: taking them out when the request
-    /// completes would move them through generic code that allocates a reabstraction thunk for each.
+    /// Kept until the request is released, like the worker (see the type's description): taking
+    /// them out when the request completes means mutable generic storage, which only a lock around
+    /// generic state could hold, and moving them out through that lock's generic closure allocated
+    /// a reabstraction thunk for each (callgrind: 3 allocations per operation).
     @usableFromInline let transform: (@Sendable (inout Outcome<Value>) -> Void)?
     @usableFromInline let completion: (@Sendable (Outcome<Value>) -> Void)?
     /// A parent composite's hook, called last.
