@@ -10,8 +10,8 @@ import UVLoop
 /// then the request leaves its session, then waiters wake (so a waiter sees the completion's
 /// effects), in that order, on the loop's thread.
 ///
-/// The request keeps the operation's closures (worker, transform, completion) until it is itself
-/// released, so a closure that captures its own request makes a reference cycle: capture it weakly.
+/// The request lets go of the operation's closures (worker, transform, completion) once its
+/// completion has run, so what they captured is released then, even while the request is kept.
 ///
 /// ## Cancelling
 /// `cancel()` is accepted until the request starts completing. Then:
@@ -31,17 +31,11 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     public let loop: Loop
     /// The operation's name.
     public let name: String?
-    /// The worker, for a worker request; the driver, for a composite. Two optionals rather than
-    /// an enum: the pool thread then calls the worker in place, where matching an enum case copied
-    /// it (a retain and a release of its context, on a cache line the loop's thread uses too).
-    @usableFromInline let worker: (@Sendable () throws -> Value)?
+    /// The worker, transform and completion: reached without owning them, so that the state can
+    /// release them when the request completes (see `OperationClosures`).
+    @usableFromInline unowned let closures: OperationClosures<Value>
+    /// The driver, for a composite; nil for a worker request.
     @usableFromInline let driver: CompositeDriver<Value>?
-    /// Kept until the request is released, like the worker (see the type's description): taking
-    /// them out when the request completes means mutable generic storage, which only a lock around
-    /// generic state could hold, and moving them out through that lock's generic closure allocated
-    /// a reabstraction thunk for each (callgrind: 3 allocations per operation).
-    @usableFromInline let transform: (@Sendable (inout Outcome<Value>) -> Void)?
-    @usableFromInline let completion: (@Sendable (Outcome<Value>) -> Void)?
     /// A parent composite's hook, called last.
     @usableFromInline let onFinish: (@Sendable (Outcome<Value>) -> Void)?
     @usableFromInline let session: OperationSession?
@@ -60,18 +54,20 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         self.name = runnable.name
         self.session = session
         self.onFinish = onFinish
+        let worker: (@Sendable () throws -> Value)?
         switch runnable.kind {
-        case .worker(let worker):
-            self.worker = worker
+        case .worker(let work):
+            worker = work
             driver = nil
         case .composite(let plan, let wrap):
             worker = nil
             driver = CompositeDriver(loop: loop, plan: plan, wrap: wrap)
         }
-        transform = runnable.transform
-        completion = runnable.completion
+        let closures = OperationClosures(
+            worker: worker, transform: runnable.transform, completion: runnable.completion)
+        self.closures = closures
         sessionSlot = Atomic(-1)
-        state = AnnotatedMutex(RequestState())
+        state = AnnotatedMutex(RequestState(closures: closures))
         // Captures nothing once specialised, so it costs no allocation there.
         threadPoolStep = { request, step in request.perform(step) }
     }

@@ -39,17 +39,20 @@ struct RequestState {
     @usableFromInline var waiters: ThreadEvent?
     /// Tasks awaiting the outcome, resumed once it is final.
     @usableFromInline var continuations: [CheckedContinuation<Void, Never>]
+    /// The request's `OperationClosures`, owned here until the completion has run.
+    @usableFromInline var closures: (any AnyObject & Sendable)?
 
     /// Every field set here rather than by default values, which are not inlinable: an opaque
     /// call in the middle of a request's initialiser kept the optimiser from pairing up retains
     /// and releases around it.
     @inlinable
-    init() {
+    init(closures: any AnyObject & Sendable) {
         stage = .created
         cancelRequested = false
         outcome = ()
         waiters = nil
         continuations = []
+        self.closures = closures
     }
 
     @inlinable

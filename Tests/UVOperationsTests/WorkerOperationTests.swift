@@ -35,6 +35,31 @@ final class WorkerOperationTests: LoopThreadTestCase {
         ])
     }
 
+    /// An object that keeps its request and is captured by the request's closures makes no
+    /// lasting cycle: the request lets go of its closures once the completion has run, before
+    /// waiters wake.
+    func testAFinishedRequestReleasesWhatItsClosuresCaptured() throws {
+        final class Owner: Sendable {
+            let request = Mutex<OperationRequest<Int>?>(nil)
+        }
+        weak var weakOwner: Owner?
+        let request = try { () throws -> OperationRequest<Int> in
+            let owner = Owner()
+            weakOwner = owner
+            let request = try WorkerOperation { 21 }
+                .transform { [owner] outcome in
+                    withExtendedLifetime(owner) { outcome.value = outcome.value.map { $0 * 2 } }
+                }
+                .onCompletion { [owner] _ in withExtendedLifetime(owner) {} }
+                .start(on: loop)
+            owner.request.withLock { $0 = request } // owner -> request -> closures -> owner
+            return request
+        }()
+        XCTAssertNotNil(weakOwner, "the running request keeps its closures")
+        XCTAssertEqual(try request.wait().value, 42)
+        XCTAssertNil(weakOwner, "the finished request released its closures, and with them the owner")
+    }
+
     func testWorkerThatThrowsGivesAnOutcomeWithTheError() throws {
         let completions = Counter()
         let request = try WorkerOperation<Int>(completion: { _ in completions.increment() }) {
