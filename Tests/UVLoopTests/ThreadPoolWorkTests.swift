@@ -182,11 +182,20 @@ final class ThreadPoolWorkTests: XCTestCase {
         let retained = ThreadPoolQueue.retainedChunks * ThreadPoolQueue.slotsPerChunk
         let hold = Gate()
         let jobs = (0..<(retained + 2 * ThreadPoolQueue.slotsPerChunk)).map { _ in RecordingJob(loop: loop, hold: hold) }
-        // Posted in one loop callback, so that one drain queues them all: with the pool held, all
-        // are in flight when the next invoke, posted after them, runs.
-        try loop.invoke { for job in jobs { try loop.queueWork(job) } }
-        XCTAssertEqual(try loop.invoke { loop.threadPoolJobsInFlight }, jobs.count)
-        XCTAssertGreaterThan(try loop.invoke { loop.threadPoolSlotCount }, retained)
+        // Queued in one loop callback, so that one drain hands them all to the pool: with the pool
+        // held, all are in flight when the post queued after them (by the same thread) runs.
+        let counts = Recorder<(inFlight: Int, slots: Int)>()
+        let counted = Gate()
+        try loop.invoke {
+            for job in jobs { try loop.queueWork(job) }
+            try loop.post {
+                counts.append((loop.threadPoolJobsInFlight, loop.threadPoolSlotCount))
+                counted.open()
+            }
+        }
+        counted.pass()
+        XCTAssertEqual(counts.values.first?.inFlight, jobs.count)
+        XCTAssertGreaterThan(counts.values.first?.slots ?? 0, retained)
         hold.open(jobs.count)
         for job in jobs { job.finished.pass() }
         XCTAssertEqual(try loop.invoke { loop.threadPoolSlotCount }, retained)
