@@ -4,176 +4,140 @@ import Synchronization
 /// A zero-allocation posting path: values of one `Sendable` type, sent from any thread, delivered
 /// in order to one receiver on the loop's thread.
 ///
-/// Each value is stored inline in a buffer that both sides reuse, so in steady state `send`
-/// allocates nothing (a closure post allocates the closure's context). The inbox has its own
+/// Each value is stored inline in a fixed ring that both sides reuse, so `send` never allocates
+/// and takes no lock (a closure post allocates the closure's context). The inbox has its own
 /// `uv_async_t`; a burst of sends wakes the loop once. Values sent by one thread are received in
 /// sending order; the order relative to `Loop.post` and to other inboxes is not specified.
 /// Each wake-up delivers at most the loop's `postBudget` values before the loop polls again.
 ///
+/// The ring holds `capacity` values. When it is full, a send from another thread waits (yielding
+/// its CPU) until the loop has taken some; a send from the loop's own thread cannot wait for
+/// itself, so it throws `LoopError.inboxFull` instead.
+///
 /// ```swift
 /// let counter = LoopBound(0, loop: loop)
 /// let inbox = try loop.makeInbox(of: Int.self) { value in counter.value += value }
-/// try inbox.send(42)          // any thread, no allocation
+/// try inbox.send(42)          // any thread, no allocation, no lock
 /// ```
 public final class Inbox<Message: Sendable>: Sendable {
     /// The loop whose thread receives the messages.
     public let loop: Loop
-    @usableFromInline let queue: InboxQueue<Message>
+    @usableFromInline let ring: InboxRing<Message>
     @usableFromInline let wake: WakeHandle
 
-    fileprivate init(loop: Loop, queue: InboxQueue<Message>, wake: WakeHandle) {
+    /// How many sent values the inbox holds before `send` must wait for the loop.
+    public var capacity: Int { ring.capacity }
+
+    @usableFromInline
+    init(loop: Loop, ring: InboxRing<Message>, wake: WakeHandle) {
         self.loop = loop
-        self.queue = queue
+        self.ring = ring
         self.wake = wake
     }
 
     /// Sends `message` to the receiver. Callable from any thread; never runs the receiver inline.
-    /// - Throws: `LoopError.shutDown` once the inbox or its loop is closed: the message was not sent.
+    ///
+    /// When the inbox is full, a send from another thread waits until the loop has made room.
+    /// - Throws: `LoopError.shutDown` once the inbox or its loop is closed (the message was not
+    ///   sent); `LoopError.inboxFull` when the inbox is full and the caller is the loop's thread.
     @inlinable
     public func send(_ message: Message) throws(LoopError) {
-        let mustWake = try queue.state.withLock { [queue] (state: inout InboxQueue<Message>.State) throws(LoopError) -> Bool in
-            guard state.isOpen else { throw LoopError.shutDown }
-            state.messages.append(message)
-            if state.wakePending { return false }
-            state.wakePending = true
-            queue.wakersInFlight.add(1, ordering: .relaxed)
-            return true
+        while true {
+            switch ring.push(message) {
+            case .pushed:
+                ring.wakeIfNeeded(wake)
+                return
+            case .closed:
+                throw LoopError.shutDown
+            case .full:
+                try waitForRoom()
+            }
         }
-        if mustWake { queue.sendRegisteredWake(wake) }
+    }
+
+    /// A send found the ring full: make sure the loop is draining it, then let it run.
+    @usableFromInline
+    func waitForRoom() throws(LoopError) {
+        if loop.isOnLoopThread { throw LoopError.inboxFull(capacity: ring.capacity) }
+        ring.wakeIfNeeded(wake)
+        sched_yield()
     }
 
     /// Closes the inbox: later sends throw; messages already sent are still delivered.
     /// Callable from any thread; idempotent. The loop's shutdown closes every inbox too.
     public func close() {
-        let mustWake = queue.state.withLock { [queue] state -> Bool in
-            guard state.isOpen else { return false }
-            state.isOpen = false
-            queue.wakersInFlight.add(1, ordering: .relaxed)
-            return true
-        }
-        if mustWake { queue.sendRegisteredWake(wake) }
+        guard !ring.isClosed.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        // The consumer finishes (final drain, handle close) in its next callback: wake it unless a
+        // wake-up is already pending (or the handle is already closed, which leaves the flag set).
+        ring.wakersInFlight.add(1, ordering: .sequentiallyConsistent)
+        if !ring.wakePending.exchange(true, ordering: .sequentiallyConsistent) { wake.send() }
+        ring.wakersInFlight.subtract(1, ordering: .releasing)
     }
 
     deinit { close() }
-}
-
-/// The shared half of an inbox: the messages and the wake flag. `@usableFromInline` so that
-/// `Inbox.send` is specialised for the message type in the sender's module (unspecialised, each
-/// send looked up generic metadata at run time: about 300 of 505 instructions per send).
-@usableFromInline
-final class InboxQueue<Message: Sendable>: Sendable {
-    @usableFromInline
-    struct State {
-        @usableFromInline var messages: [Message] = []
-        @usableFromInline var wakePending = false
-        @usableFromInline var isOpen = true
-        init() {}
-    }
-
-    /// Senders between deciding to wake the loop (under the lock) and returning from
-    /// `uv_async_send`; the handle is closed only once this is zero (see `PostQueue`).
-    @usableFromInline let wakersInFlight = Atomic<Int>(0)
-
-    @inlinable @inline(__always)
-    func sendRegisteredWake(_ wake: WakeHandle) {
-        wake.send()
-        wakersInFlight.subtract(1, ordering: .releasing)
-    }
-
-    @usableFromInline let state = NativeMutex(State())
-
-    init() {}
-}
-
-/// The loop-thread half of an inbox: swaps messages out and hands them to the receiver.
-final class InboxConsumer<Message: Sendable> {
-    private let queue: InboxQueue<Message>
-    private let receiver: (Message) -> Void
-    private let budget: Int
-    private var batch: [Message] = []
-    private var batchIndex = 0
-    var wake: WakeHandle?
-    private var closed = false
-
-    init(queue: InboxQueue<Message>, budget: Int, receiver: @escaping (Message) -> Void) {
-        self.queue = queue
-        self.budget = budget
-        self.receiver = receiver
-    }
-
-    /// Delivers at most `budget` messages (all when `everything`) and returns whether the inbox is
-    /// still open. Takes at most one snapshot per call (all of them when `everything`): a call that
-    /// took none, or left messages over, wakes itself again, because the wake-up that started it
-    /// may have announced messages that are still in the queue.
-    func deliver(everything: Bool = false) -> Bool {
-        var isOpen = true
-        var tookSnapshot = false
-        // Local copies: a class's stored properties touched across the receiver call would each
-        // cost a run-time exclusivity check per message.
-        var messages: [Message] = []
-        swap(&messages, &batch)
-        var index = batchIndex
-        var remaining = everything ? Int.max : budget
-        while remaining > 0 {
-            if index == messages.count {
-                if tookSnapshot && !everything { break }
-                messages.removeAll(keepingCapacity: true)
-                index = 0
-                isOpen = queue.state.withLock { state in
-                    swap(&state.messages, &messages)
-                    state.wakePending = false
-                    return state.isOpen
-                }
-                tookSnapshot = true
-                if messages.isEmpty { break }
-            }
-            let message = messages[index]
-            index += 1
-            remaining -= 1
-            receiver(message)
-        }
-        swap(&messages, &batch)
-        batchIndex = index
-        if !tookSnapshot || index < batch.count { wake?.send() }
-        return isOpen
-    }
-
-    /// Delivers what is left and closes the handle; the closer the loop runs at shutdown.
-    func finish() {
-        guard !closed else { return }
-        closed = true
-        queue.state.withLock { $0.isOpen = false }
-        _ = deliver(everything: true)
-        while queue.wakersInFlight.load(ordering: .acquiring) != 0 { sched_yield() }
-        wake?.close()
-        wake = nil
-    }
 }
 
 extension Loop {
     /// Creates an inbox whose messages `receiver` handles on the loop's thread.
     ///
     /// Callable from any thread (from another thread it waits for the loop to create the handle).
-    /// - Throws: `LoopError.shutDown` once the loop has begun shutting down.
+    /// `capacity` is how many sent values the inbox holds before senders wait: a power of two;
+    /// the ring takes `capacity` times the size of an optional message plus 8 bytes.
+    /// - Throws: `LoopError.shutDown` once the loop has begun shutting down;
+    ///   `LoopError.invalidArgument` for a capacity that is not a power of two from 2 to 2^30.
+    @inlinable
     public func makeInbox<Message: Sendable>(
-        of type: Message.Type = Message.self, receiver: @escaping @Sendable (Message) -> Void
+        of type: Message.Type = Message.self, capacity: Int = 16_384,
+        receiver: @escaping @Sendable (Message) -> Void
     ) throws(LoopError) -> Inbox<Message> {
-        let make: @Sendable () throws(LoopError) -> Inbox<Message> = { [self] () throws(LoopError) in
+        try Self.checkInboxCapacity(capacity)
+        let ring = InboxRing<Message>(capacity: capacity)
+        let consumer = InboxConsumer(ring: ring, budget: postBudget, receiver: receiver)
+        // Closures made here, in the caller's module, so that the consumer's loop is specialised
+        // for the message type (unspecialised, each message cost several generic metadata lookups).
+        let wake = try attachInbox(
+            deliver: { wake in consumer.deliver(wake: wake) },
+            finish: { wake in consumer.finish(wake: wake) })
+        return Inbox(loop: self, ring: ring, wake: wake)
+    }
+
+    @usableFromInline
+    static func checkInboxCapacity(_ capacity: Int) throws(LoopError) {
+        guard capacity >= 2, capacity <= 1 << 30, capacity & (capacity - 1) == 0 else {
+            throw LoopError.invalidArgument(
+                "inbox capacity \(capacity) must be a power of two between 2 and 2^30, such as 1024 or 16384")
+        }
+    }
+
+    /// Creates an inbox's wake handle on the loop's thread and registers its closer with the loop.
+    /// `deliver` runs on each wake-up and returns whether the inbox is still open; `finish` runs
+    /// once, when the inbox or the loop closes.
+    @usableFromInline
+    func attachInbox(
+        deliver: @escaping @Sendable (WakeHandle) -> Bool, finish: @escaping @Sendable (WakeHandle) -> Void
+    ) throws(LoopError) -> WakeHandle {
+        let make: @Sendable () throws(LoopError) -> WakeHandle = { [self] () throws(LoopError) in
             let phase = queue.phase
             guard phase == .open else { throw phase.refusal }
             let state = confined.value
-            let queue = InboxQueue<Message>()
-            let consumer = InboxConsumer(queue: queue, budget: state.postBudget, receiver: receiver)
-            let key = ObjectIdentifier(consumer)
-            let wake = try WakeHandle(loop: native) { [weak state] in
-                guard !consumer.deliver() else { return }
-                consumer.finish()
+            let finished = LoopConfined(false)
+            let key = ObjectIdentifier(finished)
+            var handle: WakeHandle?
+            let finishOnce = { [weak state] in
+                guard !finished.value, let wake = handle else { return }
+                finished.value = true
+                finish(wake)
+                handle = nil
                 state?.inboxClosers[key] = nil
             }
-            consumer.wake = wake
+            let wake = try WakeHandle(loop: native) {
+                guard let wake = handle, !deliver(wake) else { return }
+                finishOnce()
+            }
+            handle = wake
             if !native.isOwned { wake.unref() }
-            state.inboxClosers[key] = { consumer.finish() }
-            return Inbox(loop: self, queue: queue, wake: wake)
+            state.inboxClosers[key] = finishOnce
+            return wake
         }
         if isOnLoopThread { return try make() }
         do {
@@ -184,4 +148,8 @@ extension Loop {
             preconditionFailure("UVLoop: unexpected error \(error)")
         }
     }
+
+    /// The loop's per-wake-up budget, which an inbox's consumer also follows.
+    @usableFromInline
+    var postBudget: Int { confined.value.postBudget }
 }

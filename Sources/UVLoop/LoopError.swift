@@ -14,6 +14,9 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     case adoptedLoop(operation: String)
     /// Waiting here would block the loop's thread on work that needs the loop's thread.
     case wouldDeadlock(operation: String)
+    /// An `Inbox` is full and the sender is the loop's own thread, which would have to wait for
+    /// itself to drain it.
+    case inboxFull(capacity: Int)
     /// A wait with a timeout ran out before the work completed.
     case timedOut
     /// An argument was out of range; the message names it.
@@ -42,6 +45,8 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(operation) is not available on an adopted loop: its C owner runs it with uv_run"
         case .wouldDeadlock(let operation):
             return "\(operation) on the loop's thread would wait for work that needs the loop's thread (deadlock); await it or use a completion callback instead"
+        case .inboxFull(let capacity):
+            return "the inbox is full (\(capacity) values waiting) and this send is on the loop's thread, which must drain it first; create the inbox with a larger capacity, or send from another thread (which waits for room)"
         case .timedOut:
             return "the wait timed out before the work completed"
         case .invalidArgument(let message):

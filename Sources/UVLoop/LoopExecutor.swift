@@ -146,6 +146,11 @@ final class LoopSerialExecutor: SerialExecutor {
     @inline(__always)
     func submit(_ job: Job, late: @autoclosure () -> LateJob) {
         let onLoopThread = ThreadIdentity.current == thread
+        if onLoopThread, queue.isOpen {
+            // In order with the loop thread's posts, without the lock.
+            confined.value.appendOwn(job)
+            return
+        }
         switch queue.admit(job, late: late(), waking: onLoopThread ? nil : wake) {
         case .queued: break
         case .queuedNeedsDrain: confined.value.requestDrain()

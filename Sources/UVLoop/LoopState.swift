@@ -27,8 +27,25 @@ final class LoopState {
     /// The consumer's batch: swapped out of the post queue, run from `batchIndex` on.
     private var batch: [Job] = []
     private var batchIndex = 0
-    /// A loop-thread post asked for a drain (it could not use the async handle).
+    /// A drain must happen without waiting for the async handle (a loop-thread executor job
+    /// found the wake flag clear, or a drain consumed a wake-up without looking at the queue).
     private var drainRequested = false
+
+    /// Work the loop's own thread queued while the loop accepts work (posts and executor jobs),
+    /// in queuing order. Only this thread touches it, so it needs no lock and no wake-up; it is
+    /// behind a pointer for the same reason as `timerStorage` (one exclusivity check per post).
+    private let ownJobs: UnsafeMutablePointer<[Job]> = {
+        let storage = UnsafeMutablePointer<[Job]>.allocate(capacity: 1)
+        storage.initialize(to: [])
+        return storage
+    }()
+    /// Until when (monotonic nanoseconds) the loop polls without blocking, after a drain that ran
+    /// work (`Loop.busyPoll`); zero when it does not.
+    private var busyPollUntil: UInt64 = 0
+
+    /// The snapshot of `ownJobs` being drained, run from `ownBatchIndex` on.
+    private var ownBatch: [Job] = []
+    private var ownBatchIndex = 0
 
     private var nextIteration: [@Sendable () -> Void] = []
     private var nextIterationSnapshot: [@Sendable () -> Void] = []
@@ -62,6 +79,8 @@ final class LoopState {
     deinit {
         timerStorage.deinitialize(count: 1)
         timerStorage.deallocate()
+        ownJobs.deinitialize(count: 1)
+        ownJobs.deallocate()
     }
 
     init(
@@ -136,56 +155,97 @@ final class LoopState {
     private func updateHandles() {
         let wantsCheck = !nextIteration.isEmpty
         if wantsCheck != check.isActive { wantsCheck ? check.start() : check.stop() }
-        let wantsIdle = wantsCheck || drainRequested || batchIndex < batch.count || timersDue
-            || chunkedLoops.isPending
+        let wantsIdle = wantsCheck || drainRequested || hasOwnOrBatchedJobs || timersDue
+            || chunkedLoops.isPending || isBusyPolling
         if wantsIdle != idle.isActive { wantsIdle ? idle.start() : idle.stop() }
     }
 
     // MARK: posted work
 
-    /// A loop-thread post found the wake flag clear: make sure a drain happens without blocking.
+    /// Whether the busy-poll window that the last drain with work opened is still open.
+    private var isBusyPolling: Bool {
+        guard busyPollUntil != 0 else { return false }
+        if monotonicNanoseconds() < busyPollUntil { return true }
+        busyPollUntil = 0
+        return false
+    }
+
+    /// A drain ran work: open the busy-poll window, if the loop has one.
+    private func openBusyPollWindow() {
+        let window = queue.busyPollNanoseconds.load(ordering: .relaxed)
+        guard window > 0, clockSource == .system else { return }
+        busyPollUntil = monotonicNanoseconds().addingClamped(window)
+    }
+
+    /// A loop-thread executor job found the wake flag clear: make sure a drain happens without
+    /// blocking.
     @inline(__always)
     func requestDrain() {
         drainRequested = true
         if !idle.isActive { idle.start() }
     }
 
-    /// Runs at most `postBudget` posted jobs. A snapshot is taken only when the previous one is
-    /// used up, and at most once per call, so work posted while draining waits for a later drain
-    /// and a job that re-posts itself forever cannot keep the loop from polling.
+    /// Queues a job from the loop's own thread (the caller checked that the loop accepts work).
+    /// The idle handle makes the next poll non-blocking so that the job runs this turn or the next.
+    @inline(__always)
+    func appendOwn(_ job: Job) {
+        ownJobs.pointee.append(job)
+        if !idle.isActive { idle.start() }
+    }
+
+    /// Jobs queued by the loop's thread or left over from a drain's snapshot.
+    private var hasOwnOrBatchedJobs: Bool {
+        batchIndex < batch.count || ownBatchIndex < ownBatch.count || !ownJobs.pointee.isEmpty
+    }
+
+    /// Runs at most `postBudget` queued jobs: those posted from other threads, then those the
+    /// loop's thread queued. A snapshot of both is taken only when the previous one is used up,
+    /// and at most once per call, so work queued while draining waits for a later drain and a job
+    /// that re-posts itself forever cannot keep the loop from polling.
     func drainPosted(budget: Int? = nil) {
-        var remaining = budget ?? postBudget
+        let initialBudget = budget ?? postBudget
+        var remaining = initialBudget
         var tookSnapshot = false
         // Work on local copies: stored properties of this class touched across the call into a
-        // job would each cost a run-time exclusivity check per job (about 60 instructions).
+        // job would each cost a run-time exclusivity check per job (about 60 instructions), and a
+        // job may drain re-entrantly (a shutdown from inside a posted closure).
         var jobs: [Job] = []
         swap(&jobs, &batch)
         var index = batchIndex
+        var own: [Job] = []
+        swap(&own, &ownBatch)
+        var ownIndex = ownBatchIndex
         while remaining > 0 {
-            if index == jobs.count {
+            if index < jobs.count {
+                var job = Job.empty
+                swap(&job, &jobs[index])
+                index += 1
+                remaining -= 1
+                run(job)
+            } else if ownIndex < own.count {
+                var job = Job.empty
+                swap(&job, &own[ownIndex])
+                ownIndex += 1
+                remaining -= 1
+                run(job)
+            } else {
                 if tookSnapshot { break }
                 jobs.removeAll(keepingCapacity: true)
                 index = 0
+                own.removeAll(keepingCapacity: true)
+                ownIndex = 0
                 drainRequested = false
                 queue.takeAll(into: &jobs)
+                swap(&own, &ownJobs.pointee)
                 tookSnapshot = true
-                if jobs.isEmpty { break }
-            }
-            var job = Job.empty
-            swap(&job, &jobs[index])
-            index += 1
-            remaining -= 1
-            switch job {
-            case .run(let work): work()
-            case .nextIteration(let work): appendNextIteration(work)
-            case .threadPoolWork(let job): threadPool.submit(job)
-            case .actorJob(let job): job.runSynchronously(on: executors!.serial)
-            case .taskJob(let job): job.runSynchronously(on: executors!.task)
-            case .empty: break
+                if jobs.isEmpty && own.isEmpty { break }
             }
         }
         swap(&jobs, &batch)
         batchIndex = index
+        swap(&own, &ownBatch)
+        ownBatchIndex = ownIndex
+        if remaining < initialBudget { openBusyPollWindow() }
         if !tookSnapshot {
             // This call consumed a wake-up without looking at the queue: whatever that wake-up
             // announced must be picked up by a later drain.
@@ -193,9 +253,21 @@ final class LoopState {
         }
     }
 
+    @inline(__always)
+    private func run(_ job: consuming Job) {
+        switch consume job {
+        case .run(let work): work()
+        case .nextIteration(let work): appendNextIteration(work)
+        case .threadPoolWork(let job): threadPool.submit(job)
+        case .actorJob(let job): job.runSynchronously(on: executors!.serial)
+        case .taskJob(let job): job.runSynchronously(on: executors!.task)
+        case .empty: break
+        }
+    }
+
     /// Whether something could run now without waiting for I/O or time.
     var hasReadyWork: Bool {
-        batchIndex < batch.count || drainRequested || !queue.isEmpty || !nextIteration.isEmpty
+        hasOwnOrBatchedJobs || drainRequested || !queue.isEmpty || !nextIteration.isEmpty
             || timersDue || timers.hasDue(at: now) || chunkedLoops.isPending
     }
 
@@ -369,7 +441,7 @@ final class LoopState {
         repeat {
             while true {
                 drainPosted(budget: .max)
-                if batchIndex < batch.count || !queue.isEmpty { continue }
+                if hasOwnOrBatchedJobs || !queue.isEmpty { continue }
                 if nextIteration.isEmpty { break }
                 runNextIterationSnapshot()
             }
@@ -377,7 +449,9 @@ final class LoopState {
                 released = true
                 releaseInboxesAndTimers()
             }
-        } while !queue.close(as: finalPhase)
+            // Closing inboxes and timers may have queued jobs (a sleeper's task resuming): the
+            // queue closes only once this thread's jobs are drained too.
+        } while hasOwnOrBatchedJobs || !queue.close(as: finalPhase)
         // No waker can register any more (the phase refuses work); let those in flight finish.
         queue.waitForWakers()
         wake.close()

@@ -16,7 +16,9 @@ enum LoopPhase: Sendable, Equatable {
 /// Producers append under a mutex; the loop's thread swaps the whole buffer out in one lock and
 /// runs it outside the lock, so a producer never waits for work to run. Both buffers keep their
 /// capacity, so in steady state posting allocates nothing. `wakePending` makes a burst of posts
-/// cost one wake-up: only the post that finds it clear wakes the loop.
+/// cost one wake-up: only the post that finds it clear wakes the loop. (The loop's own thread
+/// queues into `LoopState`'s loop-confined queue instead, without the lock, while the loop is
+/// open; once shutdown begins, its executor jobs come here too.)
 final class PostQueue: Sendable {
     struct State {
         var jobs: [Job] = []
@@ -37,6 +39,9 @@ final class PostQueue: Sendable {
     /// `stop()` was called; the loop's thread clears it when it stops.
     let stopRequested = Atomic<Bool>(false)
 
+    /// `Loop.busyPoll` in nanoseconds: set from any thread, read by the loop's thread.
+    let busyPollNanoseconds = Atomic<UInt64>(0)
+
     /// Whether the loop accepts work, without taking the lock.
     @inline(__always)
     var isOpen: Bool { acceptsWork.load(ordering: .acquiring) }
@@ -46,20 +51,20 @@ final class PostQueue: Sendable {
     /// does not find the lock taken; closing the async handle waits for this to reach zero.
     let wakersInFlight = Atomic<Int>(0)
 
-    /// Appends `job`; returns true when the loop needs waking. With `waking`, the wake is sent here,
-    /// after the lock is released, registered in `wakersInFlight` so the handle outlives the send.
+    /// Appends `job` from a thread other than the loop's, and wakes the loop unless a wake-up is
+    /// already pending. The wake is sent after the lock is released, registered in
+    /// `wakersInFlight` so that the handle outlives the send.
     @inline(__always)
-    func append(_ job: Job, waking: WakeHandle?) throws(LoopError) -> Bool {
-        let mustWake = try state.withLock { (state: inout State) throws(LoopError) -> Bool in
+    func append(_ job: consuming Job, waking wake: WakeHandle) throws(LoopError) {
+        let mustWake = try state.withLock { [job] (state: inout State) throws(LoopError) -> Bool in
             guard state.phase == .open else { throw state.phase.refusal }
             state.jobs.append(job)
             if state.wakePending { return false }
             state.wakePending = true
-            if waking != nil { wakersInFlight.add(1, ordering: .relaxed) }
+            wakersInFlight.add(1, ordering: .relaxed)
             return true
         }
-        if mustWake, let waking { sendRegisteredWake(waking) }
-        return mustWake
+        if mustWake { sendRegisteredWake(wake) }
     }
 
     /// Sends a wake-up registered (under the lock) in `wakersInFlight`, and unregisters it.

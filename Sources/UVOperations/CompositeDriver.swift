@@ -10,6 +10,7 @@ import UVLoop
 ///
 /// The driver keeps its request alive (children hold the driver through their finish callbacks)
 /// until it completes it; then it lets go, which breaks the request-driver cycle.
+@usableFromInline
 final class CompositeDriver<Value: Sendable>: Sendable {
     private let loop: Loop
     private let plan: CompositePlan
@@ -29,6 +30,7 @@ final class CompositeDriver<Value: Sendable>: Sendable {
         var outcomes: [Outcome<any Sendable>?]
     }
 
+    @usableFromInline
     init(loop: Loop, plan: CompositePlan, wrap: @escaping @Sendable (CompositeResults) -> Value) {
         self.loop = loop
         self.plan = plan

@@ -9,6 +9,7 @@ enum CompositeMode: Sendable {
 }
 
 /// A composite's children, erased to one type, and how to run them.
+@usableFromInline
 struct CompositePlan: Sendable {
     let mode: CompositeMode
     let children: [any ErasedRunnable]

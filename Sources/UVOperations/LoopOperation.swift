@@ -12,7 +12,10 @@ public protocol LoopOperation<Value>: Sendable {
 
     /// How the operation runs. UVOperations' own operation types provide it; a type of your own
     /// returns the `runnable` of the operation it is made of.
-    var runnable: RunnableOperation<Value> { get }
+    ///
+    /// Consuming, so that starting a temporary operation moves its closures into the request
+    /// instead of copying them (a plain getter or a stored property satisfies it).
+    var runnable: RunnableOperation<Value> { consuming get }
 }
 
 extension LoopOperation {
@@ -23,8 +26,12 @@ extension LoopOperation {
     /// (by default the shared one) until it completes; pass nil to keep it out of every session.
     /// - Throws: `LoopError.shutDown` (or `.detached`) when `loop` no longer accepts work: the
     ///   operation did not start and none of its closures will run.
-    @discardableResult
-    public func start(on loop: Loop, session: OperationSession? = .shared) throws(LoopError) -> OperationRequest<Value> {
+    ///
+    /// Consuming, like `RunnableOperation.start`, so that a temporary operation's closures move
+    /// into the request instead of being retained and released (the operation stays usable: a
+    /// caller that keeps it passes a copy).
+    @inlinable @discardableResult
+    public consuming func start(on loop: Loop, session: OperationSession? = .shared) throws(LoopError) -> OperationRequest<Value> {
         try runnable.start(on: loop, session: session, onFinish: nil)
     }
 
@@ -40,10 +47,11 @@ extension LoopOperation {
 public struct RunnableOperation<Value: Sendable>: Sendable {
     /// The name under which an enclosing composite keeps this operation's outcome.
     public let name: String?
-    let kind: Kind
-    let transform: (@Sendable (inout Outcome<Value>) -> Void)?
-    let completion: (@Sendable (Outcome<Value>) -> Void)?
+    @usableFromInline let kind: Kind
+    @usableFromInline let transform: (@Sendable (inout Outcome<Value>) -> Void)?
+    @usableFromInline let completion: (@Sendable (Outcome<Value>) -> Void)?
 
+    @usableFromInline
     enum Kind: Sendable {
         /// Runs on a thread-pool thread.
         case worker(@Sendable () throws -> Value)
@@ -52,6 +60,7 @@ public struct RunnableOperation<Value: Sendable>: Sendable {
         case composite(CompositePlan, wrap: @Sendable (CompositeResults) -> Value)
     }
 
+    @inlinable
     init(
         name: String?, kind: Kind,
         transform: (@Sendable (inout Outcome<Value>) -> Void)?, completion: (@Sendable (Outcome<Value>) -> Void)?
@@ -63,15 +72,16 @@ public struct RunnableOperation<Value: Sendable>: Sendable {
     }
 
     /// Creates the request, enters it in `session`, and starts it.
-    func start(
+    @inlinable
+    consuming func start(
         on loop: Loop, session: OperationSession?, onFinish: (@Sendable (Outcome<Value>) -> Void)?
     ) throws(LoopError) -> OperationRequest<Value> {
         let request = OperationRequest(loop: loop, runnable: self, session: session, onFinish: onFinish)
-        session?.insert(request)
+        request.joinSession()
         do {
             try request.begin()
         } catch {
-            session?.remove(request)
+            request.leaveSession()
             throw error
         }
         return request
@@ -127,6 +137,7 @@ extension RunnableOperation: ErasedRunnable {
 }
 
 /// A request as sessions and composites see it: something to cancel.
+@usableFromInline
 protocol CancellableRequest: AnyObject, Sendable {
     @discardableResult func cancel() -> Bool
 }

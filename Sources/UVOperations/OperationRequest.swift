@@ -10,10 +10,14 @@ import UVLoop
 /// then the request leaves its session, then waiters wake (so a waiter sees the completion's
 /// effects), in that order, on the loop's thread.
 ///
+/// The request lets go of the operation's closures (worker, transform, completion) once its
+/// completion has run, so what they captured is released then, even while the request is kept.
+///
 /// ## Cancelling
 /// `cancel()` is accepted until the request starts completing. Then:
-/// - a worker not yet taken by a pool thread is withdrawn (`uv_cancel` frees its pool slot): it
-///   never runs, and the outcome has no value, no error, and `isCancelled`;
+/// - a worker not yet taken by a pool thread is withdrawn (`uv_cancel` frees its pool slot, or,
+///   cancelled before the loop handed it to the pool, it never gets there): it never runs, and the
+///   outcome has no value, no error, and `isCancelled`;
 /// - a worker already running finishes; the outcome has its value or error, and `isCancelled`;
 /// - a composite cancels its running children (which finish with the cancelled flag) and completes
 ///   the children not started yet without running them.
@@ -27,52 +31,21 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     public let loop: Loop
     /// The operation's name.
     public let name: String?
-    private let body: Body
+    /// The worker, transform and completion: reached without owning them, so that the state can
+    /// release them when the request completes (see `OperationClosures`).
+    @usableFromInline unowned let closures: OperationClosures<Value>
+    /// The driver, for a composite; nil for a worker request.
+    @usableFromInline let driver: CompositeDriver<Value>?
     /// A parent composite's hook, called last.
-    private let onFinish: (@Sendable (Outcome<Value>) -> Void)?
-    private let session: OperationSession?
+    @usableFromInline let onFinish: (@Sendable (Outcome<Value>) -> Void)?
+    @usableFromInline let session: OperationSession?
     /// This request's slot in `session`, set when it joins.
-    let sessionSlot = Atomic<Int>(-1)
-    private let state: AnnotatedMutex<State>
+    @usableFromInline let sessionSlot: Atomic<Int>
+    @usableFromInline let state: AnnotatedMutex<RequestState>
+    /// The thread-pool steps, compiled where `Value` is known (see `ThreadPoolStep`).
+    @usableFromInline let threadPoolStep: @Sendable (OperationRequest<Value>, ThreadPoolStep) -> Bool
 
-    private enum Body: Sendable {
-        case worker(@Sendable () throws -> Value)
-        case composite(CompositeDriver<Value>)
-    }
-
-    private struct State {
-        enum Stage {
-            /// Not handed to the thread pool (or, for a composite, not begun) yet.
-            case created
-            /// In libuv's thread pool: waiting for a thread, or running.
-            case queued(ThreadPoolWork)
-            /// A composite whose children run.
-            case running
-            /// The outcome is decided; the transform and completion are running.
-            case completing
-            case finished
-        }
-
-        var stage = Stage.created
-        var cancelRequested = false
-        /// The worker's result, stored by the pool thread.
-        var workerResult: Result<Value, any Error>?
-        var outcome: Outcome<Value>?
-        /// Taken when the request completes, so they are released on the loop's thread.
-        var transform: (@Sendable (inout Outcome<Value>) -> Void)?
-        var completion: (@Sendable (Outcome<Value>) -> Void)?
-        /// Made by the first blocking waiter only.
-        var waiters: ThreadEvent?
-        var continuations: [CheckedContinuation<Outcome<Value>, Never>] = []
-
-        var isCompleting: Bool {
-            switch stage {
-            case .completing, .finished: return true
-            case .created, .queued, .running: return false
-            }
-        }
-    }
-
+    @inlinable
     init(
         loop: Loop, runnable: RunnableOperation<Value>, session: OperationSession?,
         onFinish: (@Sendable (Outcome<Value>) -> Void)?
@@ -81,25 +54,36 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         self.name = runnable.name
         self.session = session
         self.onFinish = onFinish
+        let worker: (@Sendable () throws -> Value)?
         switch runnable.kind {
-        case .worker(let worker):
-            body = .worker(worker)
+        case .worker(let work):
+            worker = work
+            driver = nil
         case .composite(let plan, let wrap):
-            body = .composite(CompositeDriver(loop: loop, plan: plan, wrap: wrap))
+            worker = nil
+            driver = CompositeDriver(loop: loop, plan: plan, wrap: wrap)
         }
-        state = AnnotatedMutex(State(transform: runnable.transform, completion: runnable.completion))
+        let closures = OperationClosures(
+            worker: worker, transform: runnable.transform, completion: runnable.completion)
+        self.closures = closures
+        sessionSlot = Atomic(-1)
+        state = AnnotatedMutex(RequestState(closures: closures))
+        // Captures nothing once specialised, so it costs no allocation there.
+        threadPoolStep = { request, step in request.perform(step) }
     }
 
     // MARK: observing
 
     /// Whether the request has completed (its completion has run). Any thread.
-    public var isFinished: Bool { state.withLock { $0.outcome != nil } }
+    public var isFinished: Bool { state.withLock { $0.isFinished } }
 
     /// Whether `cancel()` was accepted (before the request began completing). Any thread.
     public var isCancelled: Bool { state.withLock { $0.cancelRequested } }
 
     /// The outcome once the request has completed, nil before. Any thread, never blocks.
-    public var finishedOutcome: Outcome<Value>? { state.withLock { $0.outcome } }
+    public var finishedOutcome: Outcome<Value>? {
+        state.withLock { state -> (any Sendable)? in state.isFinished ? state.outcome : nil }.map(Self.unerased)
+    }
 
     /// Blocks the calling thread until the request has completed, and returns its outcome.
     ///
@@ -108,7 +92,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     public func wait() throws(LoopError) -> Outcome<Value> {
         let waiters = try waiters(operation: "OperationRequest.wait()")
         waiters?.wait()
-        return state.withLock { $0.outcome! }
+        return finishedOutcome!
     }
 
     /// Blocks the calling thread until the request has completed or `timeout` has passed.
@@ -122,14 +106,14 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         }
         let waiters = try waiters(operation: "OperationRequest.wait(timeout:)")
         if let waiters, !waiters.wait(timeoutNanoseconds: timeout.clampedNanoseconds) { throw .timedOut }
-        return state.withLock { $0.outcome! }
+        return finishedOutcome!
     }
 
     /// The event to block on, or nil when the request has completed.
     private func waiters(operation: String) throws(LoopError) -> ThreadEvent? {
         guard !loop.isOnLoopThread else { throw .wouldDeadlock(operation: operation) }
         return state.withLock { state in
-            guard state.outcome == nil else { return nil }
+            guard !state.isFinished else { return nil }
             if let waiters = state.waiters { return waiters }
             let waiters = ThreadEvent()
             state.waiters = waiters
@@ -144,17 +128,18 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     public var outcome: Outcome<Value> {
         get async {
             await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Outcome<Value>, Never>) in
-                    let ready = state.withLock { state -> Outcome<Value>? in
-                        if let outcome = state.outcome { return outcome }
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let finished = state.withLock { state in
+                        if state.isFinished { return true }
                         state.continuations.append(continuation)
-                        return nil
+                        return false
                     }
-                    if let ready { continuation.resume(returning: ready) }
+                    if finished { continuation.resume() }
                 }
             } onCancel: {
                 cancel()
             }
+            return finishedOutcome!
         }
     }
 
@@ -175,16 +160,13 @@ public final class OperationRequest<Value: Sendable>: Sendable {
             return true
         }
         guard accepted else { return false }
-        switch body {
-        case .worker:
-            if loop.isOnLoopThread {
-                withdrawFromThreadPool()
-            } else {
-                try? loop.post { [self] in withdrawFromThreadPool() }
-            }
-        case .composite(let driver):
+        if let driver {
             // At once, from this thread: a running child is marked cancelled before it can finish.
             driver.cancel()
+        } else if loop.isOnLoopThread {
+            withdrawFromThreadPool()
+        } else {
+            try? loop.post { [self] in withdrawFromThreadPool() }
         }
         return true
     }
@@ -198,87 +180,16 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         // Withdrawn or not, the after-work callback reports it; nothing more to do here.
         _ = work?.cancel()
     }
-
-    // MARK: running
-
-    /// Hands a worker to the thread pool, or begins a composite on the loop's thread (posted, so
-    /// that no completion runs inside `start`).
-    func begin() throws(LoopError) {
-        switch body {
-        case .worker:
-            try loop.queueWork(self)
-        case .composite(let driver):
-            try loop.post { [self] in
-                state.withLock { $0.stage = .running }
-                driver.begin(self)
-            }
-        }
-    }
-
-    /// Completes a composite with its children's results.
-    func finishComposite(with result: Result<Value, any Error>) {
-        let (outcome, transform, completion) = state.withLock { state in
-            state.stage = .completing
-            return (
-                Outcome(result: result, isCancelled: state.cancelRequested),
-                state.transform.take(), state.completion.take()
-            )
-        }
-        deliver(outcome, transform: transform, completion: completion)
-    }
-
-    /// Runs the transform and completion, leaves the session, wakes waiters, tells the parent.
-    private func deliver(
-        _ decided: Outcome<Value>,
-        transform: (@Sendable (inout Outcome<Value>) -> Void)?, completion: (@Sendable (Outcome<Value>) -> Void)?
-    ) {
-        var outcome = decided
-        transform?(&outcome)
-        completion?(outcome)
-        session?.remove(self)
-        let final = outcome
-        let (waiters, continuations) = state.withLock { state in
-            state.stage = .finished
-            state.outcome = final
-            defer { state.waiters = nil; state.continuations = [] }
-            return (state.waiters, state.continuations)
-        }
-        waiters?.signal()
-        for continuation in continuations { continuation.resume(returning: final) }
-        onFinish?(final)
-    }
 }
 
 extension OperationRequest: CancellableRequest {}
 
-extension OperationRequest: ThreadPoolJob {
-    /// Loop thread: the worker is about to be queued; a request cancelled before this withdraws.
-    package func willQueue(_ work: ThreadPoolWork) -> Bool {
-        state.withLock { state in
-            guard !state.cancelRequested else { return false }
-            state.stage = .queued(work)
-            return true
-        }
-    }
-
-    /// A pool thread: runs the worker; a throw becomes the outcome's error.
-    package func runOnThreadPool() {
-        guard case .worker(let worker) = body else { return }
-        let result = Result { try worker() }
-        state.withLock { $0.workerResult = result }
-    }
-
-    /// Loop thread, exactly once: decides the outcome and delivers it.
-    package func finishOnLoop(cancelled: Bool) {
-        let (outcome, transform, completion) = state.withLock { state in
-            state.stage = .completing
-            let result = cancelled ? nil : state.workerResult.take()
-            return (
-                Outcome(result: result, isCancelled: cancelled || state.cancelRequested),
-                state.transform.take(), state.completion.take()
-            )
-        }
-        deliver(outcome, transform: transform, completion: completion)
+extension OperationRequest {
+    /// The outcome that `RequestState.outcome` holds: only this request's `Outcome<Value>` is
+    /// ever stored there.
+    @inlinable
+    static func unerased(_ stored: any Sendable) -> Outcome<Value> {
+        stored as! Outcome<Value>
     }
 }
 

@@ -46,8 +46,10 @@ public final class OperationSession: Sendable {
         return cancelled
     }
 
-    func insert<Value>(_ request: OperationRequest<Value>) {
-        let slot = members.withLock { members in
+    /// Enters `request` and returns its slot, for `remove(slot:)`.
+    @usableFromInline
+    func insert(_ request: any CancellableRequest) -> Int {
+        members.withLock { members in
             members.count += 1
             if let slot = members.freeSlots.popLast() {
                 members.slots[slot] = request
@@ -56,13 +58,11 @@ public final class OperationSession: Sendable {
             members.slots.append(request)
             return members.slots.count - 1
         }
-        request.sessionSlot.store(slot, ordering: .relaxed)
     }
 
-    func remove<Value>(_ request: OperationRequest<Value>) {
-        // The store in `insert` happened before the request began, which happened before this.
-        let slot = request.sessionSlot.exchange(-1, ordering: .relaxed)
-        guard slot >= 0 else { return }
+    /// Removes the request that `insert` gave `slot`.
+    @usableFromInline
+    func remove(slot: Int) {
         let released = members.withLock { members -> (any CancellableRequest)? in
             let released = members.slots[slot].take()
             members.count -= 1

@@ -16,6 +16,7 @@ public struct Outcome<Value: Sendable>: Sendable {
     public var isCancelled: Bool
 
     /// An outcome with `result` (nil when no worker ran) and the cancelled flag.
+    @inlinable
     public init(result: Result<Value, any Error>?, isCancelled: Bool = false) {
         self.result = result
         self.isCancelled = isCancelled
@@ -23,6 +24,7 @@ public struct Outcome<Value: Sendable>: Sendable {
 
     /// The value, if the operation produced one. Setting a value replaces any error; setting nil
     /// clears a value (an error stays).
+    @inlinable
     public var value: Value? {
         get {
             guard case .success(let value) = result else { return nil }
@@ -39,6 +41,7 @@ public struct Outcome<Value: Sendable>: Sendable {
 
     /// The error, if the operation failed. Setting an error replaces any value; setting nil
     /// clears an error (a value stays).
+    @inlinable
     public var error: (any Error)? {
         get {
             guard case .failure(let error) = result else { return nil }
@@ -54,6 +57,7 @@ public struct Outcome<Value: Sendable>: Sendable {
     }
 
     /// The value, or the error thrown; `CancellationError` when no worker ran.
+    @inlinable
     public func get() throws -> Value {
         guard let result else { throw CancellationError() }
         return try result.get()

@@ -28,6 +28,7 @@ public struct WorkerOperation<Value: Sendable>: LoopOperation {
     public var completion: (@Sendable (Outcome<Value>) -> Void)?
 
     /// An operation that runs `worker` on the thread pool.
+    @inlinable
     public init(
         name: String? = nil,
         transform: (@Sendable (inout Outcome<Value>) -> Void)? = nil,
@@ -41,6 +42,7 @@ public struct WorkerOperation<Value: Sendable>: LoopOperation {
     }
 
     /// A copy of this operation with `transform` as its transform.
+    @inlinable
     public func transform(_ transform: @escaping @Sendable (inout Outcome<Value>) -> Void) -> Self {
         var copy = self
         copy.transform = transform
@@ -48,6 +50,7 @@ public struct WorkerOperation<Value: Sendable>: LoopOperation {
     }
 
     /// A copy of this operation with `completion` as its completion.
+    @inlinable
     public func onCompletion(_ completion: @escaping @Sendable (Outcome<Value>) -> Void) -> Self {
         var copy = self
         copy.completion = completion
@@ -55,7 +58,10 @@ public struct WorkerOperation<Value: Sendable>: LoopOperation {
     }
 
     /// See `LoopOperation.runnable`.
+    @inlinable
     public var runnable: RunnableOperation<Value> {
-        RunnableOperation(name: name, kind: .worker(worker), transform: transform, completion: completion)
+        consuming get {
+            RunnableOperation(name: name, kind: .worker(worker), transform: transform, completion: completion)
+        }
     }
 }

@@ -19,6 +19,23 @@ actor RequestCounter {
     }
 }
 
+/// An actor pinned to a loop that only counts: the target of the busy-polling comparison.
+actor PingTarget {
+    let loop: Loop
+    private var pings = 0
+
+    init(loop: Loop) {
+        self.loop = loop
+    }
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.unownedExecutor }
+
+    func ping() -> Int {
+        pings += 1
+        return pings
+    }
+}
+
 /// Code annotated to run on the process-wide loop, as `@MainActor` code runs on the main thread.
 @MainLoopActor
 func describeMainLoop() -> String {
@@ -103,4 +120,21 @@ private func narrate(loop: Loop, counter: RequestCounter, hits: LoopBound<Int>) 
     await orphan.record("a task, before that loop shut down")
     try other.shutdown()
     await orphan.record("a task, after that loop shut down")
+
+    print("9. Busy polling (opt-in): after work, the loop polls for a while before sleeping, so a hop back finds it awake:")
+    let pinged = try Loop.startThread(name: "demo-ping")
+    let target = PingTarget(loop: pinged.loop)
+    for window in [Duration.zero, .microseconds(200)] {
+        try pinged.loop.setBusyPoll(window)
+        let perHop = await Task.detached { () -> Duration in
+            _ = await target.ping()
+            let start = ContinuousClock.now
+            for _ in 0..<2_000 { _ = await target.ping() }
+            return (ContinuousClock.now - start) / 2_000
+        }.value
+        let microseconds = Double(perHop.components.seconds) * 1e6 + Double(perHop.components.attoseconds) / 1e12
+        let label = window == .zero ? "off   " : "200 us"
+        print("  busy poll \(label): \(Int(microseconds.rounded())) us per hop from the global pool onto the loop and back (timing varies)")
+    }
+    try pinged.shutdown()
 }

@@ -56,8 +56,13 @@ actor LoopRecorder {
                 return "\(error)"
             }
         }
-        // The sleeper's first step is queued on the loop; yielding queues this task behind it.
-        await Task.yield()
+        // The sleeper's first step was queued from the loop's thread; work this thread posts now
+        // runs after it (one thread's jobs and posts run in order), so once the post has run the
+        // sleep has begun. (A `Task.yield()` would re-queue this task from another thread, in no
+        // set order with the sleeper.)
+        await withCheckedContinuation { (posted: CheckedContinuation<Void, Never>) in
+            do { try loop.post { posted.resume() } } catch { posted.resume() }
+        }
         return (sleeper, loop.scheduledTimerCount)
     }
 

@@ -133,3 +133,32 @@ final class LoopLifecycleTests: XCTestCase {
         loop.shutdown()
     }
 }
+
+final class BusyPollTests: XCTestCase {
+    /// After a drain that ran work, a busy-polling loop keeps its idle handle active (so libuv
+    /// polls without blocking); without busy polling an idle loop lets it go and sleeps.
+    func testAfterWorkABusyPollingLoopKeepsPollingAndAPlainOneSleeps() throws {
+        let thread = try Loop.startThread(name: "busy-poll")
+        let loop = thread.loop
+        try loop.invoke {}
+        XCTAssertFalse(try loop.invoke { loop.idleHandleIsActive }, "no busy poll: the idle handle is off between drains")
+        try loop.setBusyPoll(.seconds(30))
+        XCTAssertEqual(loop.busyPoll, .seconds(30))
+        try loop.invoke {}
+        XCTAssertTrue(try loop.invoke { loop.idleHandleIsActive }, "the window opened by the last drain is still open")
+        try thread.shutdown()
+    }
+
+    func testANegativeWindowIsRejectedAndAManualLoopIgnoresTheWindow() throws {
+        let loop = try Loop.manual()
+        XCTAssertThrowsError(try loop.setBusyPoll(.milliseconds(-1))) { error in
+            guard case .invalidArgument(let message) = error as? LoopError else { return XCTFail("\(error)") }
+            XCTAssertTrue(message.contains("use .zero"), message)
+        }
+        try loop.setBusyPoll(.seconds(30))
+        try loop.post {}
+        try loop.runUntilIdle()
+        XCTAssertFalse(loop.idleHandleIsActive, "a manual clock never busy-polls")
+        loop.shutdown()
+    }
+}

@@ -94,6 +94,24 @@ final class PostTests: XCTestCase {
         XCTAssertEqual(ran.load(ordering: .relaxed), 1)
     }
 
+    /// The loop's own thread queues without a lock; its posts are still refused, with an error,
+    /// once shutdown has begun (here by the shutdown drain itself), never dropped silently.
+    func testAPostMadeByTheShutdownDrainIsRefusedWithAnError() throws {
+        let loop = try Loop.manual()
+        let outcomes = Recorder<String>()
+        try loop.post {
+            do {
+                try loop.post { outcomes.append("ran") }
+                outcomes.append("accepted")
+            } catch {
+                outcomes.append("\(error)")
+            }
+        }
+        loop.shutdown()
+        XCTAssertEqual(outcomes.values.count, 1)
+        XCTAssertTrue(outcomes.values.first?.contains("accepts no new work") ?? false, "\(outcomes.values)")
+    }
+
     func testZeroPostBudgetIsRejected() {
         XCTAssertThrowsError(try Loop(postBudget: 0)) { error in
             guard case .invalidArgument = error as? LoopError else { return XCTFail("\(error)") }

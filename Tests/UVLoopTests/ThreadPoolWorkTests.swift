@@ -35,14 +35,14 @@ final class ThreadPoolWorkTests: XCTestCase {
             return accept
         }
 
-        func runOnThreadPool() {
+        func runOnThreadPool(_ work: ThreadPoolWork) {
             let onLoop = loop.isOnLoopThread
             record.withLock { $0.ranOnLoopThread = onLoop }
             started.open()
             hold?.pass()
         }
 
-        func finishOnLoop(cancelled: Bool) {
+        func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
             let onLoop = loop.isOnLoopThread
             record.withLock {
                 $0.finishedCancelled = cancelled
@@ -133,6 +133,79 @@ final class ThreadPoolWorkTests: XCTestCase {
         for job in jobs { try thread.loop.queueWork(job) }
         for job in jobs { job.finished.pass() }
         XCTAssertTrue(jobs.allSatisfy { $0.snapshot.finishCount == 1 && $0.snapshot.finishedCancelled == false })
+    }
+
+    /// A job that leaves a value in its result space on the pool thread and takes it back on the
+    /// loop thread.
+    final class ResultJob: ThreadPoolJob {
+        let input: Int
+        let finished = Gate()
+        private let taken = NativeMutex<[Int]?>(nil)
+
+        init(input: Int) { self.input = input }
+
+        var result: [Int]? { taken.withLock { $0 } }
+
+        func willQueue(_ work: ThreadPoolWork) -> Bool { true }
+
+        func runOnThreadPool(_ work: ThreadPoolWork) {
+            // An array: a reference-counted result, which must arrive with its reference intact.
+            work.storeResult(Array(repeating: input, count: 3))
+        }
+
+        func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
+            let result = cancelled ? nil : work.takeResult([Int].self)
+            taken.withLock { $0 = result }
+            finished.open()
+        }
+    }
+
+    func testAResultStoredOnThePoolThreadIsTakenOnTheLoopThread() throws {
+        let thread = try Loop.startThread(name: "pool-test")
+        defer { try? thread.shutdown() }
+        let jobs = (0..<100).map { ResultJob(input: $0) }
+        for job in jobs { try thread.loop.queueWork(job) }
+        for job in jobs {
+            job.finished.pass()
+            XCTAssertEqual(job.result, [job.input, job.input, job.input])
+        }
+        XCTAssertTrue(ThreadPoolWork.canHoldResult(Result<(Int, Int, Int), any Error>.self))
+        XCTAssertFalse(ThreadPoolWork.canHoldResult((Int, Int, Int, Int, Int).self))
+    }
+
+    /// A burst beyond the slots the queue keeps takes more chunks; once the last job has finished,
+    /// the extra chunks are freed, and the slots kept still serve later jobs.
+    func testABurstsExtraSlotsAreFreedWhenItIsOver() throws {
+        let thread = try Loop.startThread(name: "pool-test")
+        defer { try? thread.shutdown() }
+        let loop = thread.loop
+        let retained = ThreadPoolQueue.retainedChunks * ThreadPoolQueue.slotsPerChunk
+        let hold = Gate()
+        let jobs = (0..<(retained + 2 * ThreadPoolQueue.slotsPerChunk)).map { _ in RecordingJob(loop: loop, hold: hold) }
+        // Queued in one loop callback, so that one drain hands them all to the pool: with the pool
+        // held, all are in flight when the post queued after them (by the same thread) runs.
+        let counts = Recorder<(inFlight: Int, slots: Int)>()
+        let counted = Gate()
+        try loop.invoke {
+            for job in jobs { try loop.queueWork(job) }
+            try loop.post {
+                counts.append((loop.threadPoolJobsInFlight, loop.threadPoolSlotCount))
+                counted.open()
+            }
+        }
+        counted.pass()
+        XCTAssertEqual(counts.values.first?.inFlight, jobs.count)
+        XCTAssertGreaterThan(counts.values.first?.slots ?? 0, retained)
+        hold.open(jobs.count)
+        for job in jobs { job.finished.pass() }
+        XCTAssertEqual(try loop.invoke { loop.threadPoolSlotCount }, retained)
+
+        let after = RecordingJob(loop: loop)
+        try loop.queueWork(after)
+        after.finished.pass()
+        XCTAssertEqual(after.snapshot.finishCount, 1)
+        XCTAssertEqual(try loop.invoke { loop.threadPoolSlotCount }, retained)
+        XCTAssertTrue(jobs.allSatisfy { $0.snapshot.finishCount == 1 })
     }
 }
 

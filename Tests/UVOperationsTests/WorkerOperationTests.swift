@@ -35,6 +35,31 @@ final class WorkerOperationTests: LoopThreadTestCase {
         ])
     }
 
+    /// An object that keeps its request and is captured by the request's closures makes no
+    /// lasting cycle: the request lets go of its closures once the completion has run, before
+    /// waiters wake.
+    func testAFinishedRequestReleasesWhatItsClosuresCaptured() throws {
+        final class Owner: Sendable {
+            let request = Mutex<OperationRequest<Int>?>(nil)
+        }
+        weak var weakOwner: Owner?
+        let request = try { () throws -> OperationRequest<Int> in
+            let owner = Owner()
+            weakOwner = owner
+            let request = try WorkerOperation { 21 }
+                .transform { [owner] outcome in
+                    withExtendedLifetime(owner) { outcome.value = outcome.value.map { $0 * 2 } }
+                }
+                .onCompletion { [owner] _ in withExtendedLifetime(owner) {} }
+                .start(on: loop)
+            owner.request.withLock { $0 = request } // owner -> request -> closures -> owner
+            return request
+        }()
+        XCTAssertNotNil(weakOwner, "the running request keeps its closures")
+        XCTAssertEqual(try request.wait().value, 42)
+        XCTAssertNil(weakOwner, "the finished request released its closures, and with them the owner")
+    }
+
     func testWorkerThatThrowsGivesAnOutcomeWithTheError() throws {
         let completions = Counter()
         let request = try WorkerOperation<Int>(completion: { _ in completions.increment() }) {
@@ -47,10 +72,16 @@ final class WorkerOperationTests: LoopThreadTestCase {
         XCTAssertEqual(completions.value, 1)
     }
 
-    func testStartFromTheLoopThreadQueuesAtOnce() throws {
+    /// From the loop's thread, as from any other, the worker reaches the pool when the loop next
+    /// drains its posted work, after the callback that started it.
+    func testStartFromTheLoopThreadQueuesWhenTheLoopNextDrains() throws {
         let loop = self.loop
         let operation = WorkerOperation { 7 }
-        let request = try loop.invoke { try operation.start(on: loop) }
+        let (request, queuedDuringTheCallback) = try loop.invoke {
+            let request = try operation.start(on: loop)
+            return (request, loop.threadPoolJobsInFlight)
+        }
+        XCTAssertEqual(queuedDuringTheCallback, 0)
         XCTAssertEqual(try request.wait().value, 7)
     }
 
@@ -78,13 +109,36 @@ final class WorkerOperationTests: LoopThreadTestCase {
         XCTAssertEqual(ran.value, 0, "the worker never ran")
     }
 
-    /// Cancelled on the loop's thread: `uv_cancel` runs inside `cancel()`.
+    /// Cancelled on the loop's thread while in the pool's queue: `uv_cancel` runs inside `cancel()`.
     func testCancelBeforeStartFromTheLoopThread() throws {
         let blockers = try PoolBlockers(loop: loop)
         defer { try? blockers.release() }
         let ran = Counter()
         let loop = self.loop
-        let operation = WorkerOperation { () -> Int in ran.increment(); return 1 }
+        let request = try WorkerOperation { () -> Int in ran.increment(); return 1 }.start(on: loop)
+        // This invoke was posted after the start, so the loop has queued the worker by now.
+        let (accepted, inFlight) = try loop.invoke { () -> (Bool, Int) in
+            let inFlight = loop.threadPoolJobsInFlight
+            return (request.cancel(), inFlight)
+        }
+        XCTAssertTrue(accepted)
+        XCTAssertEqual(inFlight, threadPoolSize + 1, "the worker was in the pool's queue")
+        let outcome = try request.wait()
+        XCTAssertNil(outcome.result)
+        XCTAssertTrue(outcome.isCancelled)
+        try blockers.release()
+        XCTAssertEqual(ran.value, 0)
+    }
+
+    /// Cancelled in the loop callback that started it: the worker never reaches the pool.
+    func testCancelInTheCallbackThatStartedItNeverQueuesTheWorker() throws {
+        let ran = Counter()
+        let completions = Counter()
+        let loop = self.loop
+        let operation = WorkerOperation(completion: { _ in completions.increment() }) { () -> Int in
+            ran.increment()
+            return 1
+        }
         let request = try loop.invoke { () throws -> OperationRequest<Int> in
             let request = try operation.start(on: loop)
             XCTAssertTrue(request.cancel())
@@ -93,8 +147,9 @@ final class WorkerOperationTests: LoopThreadTestCase {
         let outcome = try request.wait()
         XCTAssertNil(outcome.result)
         XCTAssertTrue(outcome.isCancelled)
-        try blockers.release()
+        XCTAssertEqual(completions.value, 1)
         XCTAssertEqual(ran.value, 0)
+        XCTAssertEqual(try loop.invoke { loop.threadPoolJobsInFlight }, 0)
     }
 
     /// Running: the worker finishes and the completion gets its value with the cancelled flag.
@@ -115,6 +170,38 @@ final class WorkerOperationTests: LoopThreadTestCase {
         XCTAssertTrue(outcome.isCancelled)
         XCTAssertEqual(completed.withLock { $0?.value }, 5)
         XCTAssertEqual(completed.withLock { $0?.isCancelled }, true)
+    }
+
+    /// A value too large for the thread-pool job's result space crosses to the loop's thread
+    /// another way; value, error and cancelled flag arrive all the same.
+    func testALargeValueArrivesLikeASmallOne() throws {
+        typealias Large = (Int, Int, Int, Int, Int, String)
+        let large: Large = (1, 2, 3, 4, 5, "six")
+        let completed = NativeMutex<Large?>(nil)
+        let request = try WorkerOperation(completion: { outcome in completed.withLock { $0 = outcome.value } }) { large }
+            .start(on: loop)
+        let outcome = try request.wait()
+        XCTAssertEqual(outcome.value.map { [$0.0, $0.1, $0.2, $0.3, $0.4] }, [1, 2, 3, 4, 5])
+        XCTAssertEqual(outcome.value?.5, "six")
+        XCTAssertEqual(completed.withLock { $0?.5 }, "six")
+        XCTAssertFalse(outcome.isCancelled)
+
+        let failing = try WorkerOperation<Large> { throw WorkerFailure() }.start(on: loop)
+        XCTAssertTrue(try failing.wait().error is WorkerFailure)
+
+        let started = Gate()
+        let proceed = Gate()
+        let cancelled = try WorkerOperation { () -> Large in
+            started.open()
+            proceed.pass()
+            return large
+        }.start(on: loop)
+        started.pass()
+        XCTAssertTrue(cancelled.cancel())
+        proceed.open()
+        let cancelledOutcome = try cancelled.wait()
+        XCTAssertEqual(cancelledOutcome.value?.5, "six")
+        XCTAssertTrue(cancelledOutcome.isCancelled)
     }
 
     func testCancelWhileRunningKeepsTheWorkersError() throws {

@@ -37,7 +37,8 @@ enum UVLoopSide {
         return {
             let r = try UVLoopRunner()
             let c = Counter(target: 0)
-            let inbox = try r.loop.makeInbox(of: Int.self) { v in c.add(v) }
+            // The same ring size as the C lock-free peer (LF_CAP), so both wait for room alike.
+            let inbox = try r.loop.makeInbox(of: Int.self, capacity: 1 << 16) { v in c.add(v) }
             return Session(run: {
                 c.reset(target: n)
                 let t0 = nowNs()
@@ -276,9 +277,11 @@ enum UVLoopSide {
 
     /// actor_hop: from a task on the global executor, `n` awaits of a method of an actor whose
     /// executor is the loop (the NIO side does the same with `EventLoop.executor`).
-    static func actorHop(n: Int) -> SessionMaker? {
+    /// `actor_hop_busy_poll` runs the same with the loop's opt-in busy polling (`Loop.setBusyPoll`).
+    static func actorHop(n: Int, busyPoll: Duration = .zero) -> SessionMaker? {
         return {
             let r = try UVLoopRunner()
+            try r.loop.setBusyPoll(busyPoll)
             let a = LoopActor(loop: r.loop)
             return Session(run: {
                 Sample(value: hopLoop(n: n) { await a.hop() }, ops: n)

@@ -11,15 +11,20 @@ import Synchronization
 /// and reports false races. This wrapper tells it about every hand-off (`__tsan_acquire` after
 /// locking, `__tsan_release` before unlocking, keyed by the mutex's address). Outside a
 /// `-sanitize=thread` build the annotations are null weak symbols and cost one branch each.
+///
+/// Inlinable, so that generic callers get it specialised for their value: unspecialised, every
+/// lock looks up the metadata of `Mutex<Value>` at run time.
+@usableFromInline
 package struct AnnotatedMutex<Value: ~Copyable>: ~Copyable {
-    private let mutex: Mutex<Value>
+    @usableFromInline let mutex: Mutex<Value>
 
+    @inlinable
     package init(_ initialValue: consuming sending Value) {
         mutex = Mutex(initialValue)
     }
 
     /// Runs `body` with exclusive access to the value; see `Mutex.withLock`.
-    @inline(__always)
+    @inlinable @inline(__always)
     package borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {

@@ -13,12 +13,12 @@ final class LoopConfined<Value>: @unchecked Sendable {
     }
 }
 
-/// A loop-thread-only object that `Sendable` types hold: `LoopConfined` for a reference that never
-/// changes. Being a `let`, reaching the object costs no run-time exclusivity check (a class's `var`
-/// costs one per access, about 75 instructions: a sixth of a timer's schedule+cancel, callgrind).
+/// A loop-confined object that is never replaced, such as the loop's own state.
 ///
-/// `@unchecked Sendable` is safe for the reason `LoopConfined` is: `value` is used on the loop's
-/// thread only (every caller either runs in a libuv callback or checked `Loop.isOnLoopThread`).
+/// `@unchecked Sendable` is safe for the reason given for `LoopConfined`: the object's members are
+/// used only on the loop's thread. The reference itself is a `let`, so reaching the object costs no
+/// run-time exclusivity check (a `var` would cost one per access, on every post from the loop's
+/// thread).
 final class LoopConfinedObject<Object: AnyObject>: @unchecked Sendable {
     let value: Object
 
@@ -26,11 +26,11 @@ final class LoopConfinedObject<Object: AnyObject>: @unchecked Sendable {
         self.value = value
     }
 
-    /// Calls `body` with the object, minus the retain and release the optimizer otherwise puts
-    /// around a call that may release objects: it does not see that `value`, a `let` of this
-    /// object, which the caller holds, outlives the call. That pair is 2 atomic operations on every
-    /// timer schedule and cancel. `Unmanaged` is safe here for that same reason: `value` cannot be
-    /// released while `self` is alive, and the caller keeps `self` alive across the call.
+    /// Calls `body` with the object, without retaining it: for the loop thread's post path and
+    /// every timer schedule and cancel, where a retain and release would be two atomic operations
+    /// out of a handful (the optimizer does not see that `value`, a `let` of this holder, outlives
+    /// the call). Safe because this holder keeps the object alive for the whole call (`self` is
+    /// guaranteed by the caller).
     @inline(__always)
     func withValue<Result>(_ body: (Object) -> Result) -> Result {
         Unmanaged.passUnretained(value)._withUnsafeGuaranteedRef(body)

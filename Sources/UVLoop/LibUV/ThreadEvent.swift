@@ -5,6 +5,7 @@ import CLibUV
 /// `@unchecked Sendable` is safe because the mutex and condition live in heap memory that never
 /// moves, `signalled` is read and written only while holding the mutex, and the memory is freed in
 /// `deinit`, when no thread can be waiting any more (waiters hold a reference).
+@usableFromInline
 package final class ThreadEvent: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<uv_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<uv_cond_t>.allocate(capacity: 1)
@@ -23,6 +24,7 @@ package final class ThreadEvent: @unchecked Sendable {
     }
 
     /// Wakes every waiter, now and later. Idempotent.
+    @usableFromInline
     package func signal() {
         uv_mutex_lock(mutex)
         signalled = true

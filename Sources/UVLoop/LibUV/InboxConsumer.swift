@@ -1,0 +1,75 @@
+import Glibc
+import Synchronization
+
+/// The loop-thread half of an inbox: takes messages out of the ring and hands them to the receiver.
+///
+/// `@unchecked Sendable` is safe because, after `Loop.makeInbox` creates it, only the loop's thread
+/// uses it: `deliver` runs in the inbox's wake callback and `finish` in that callback or in the
+/// loop's shutdown, and the loop's thread first reaches it through `invoke` (or is the creating
+/// thread), which publishes it. It is Sendable only so that the closures that reach it can cross
+/// into `invoke`.
+///
+/// `@usableFromInline` with inlinable methods so that its loop is specialised for the message
+/// type in the module that made the inbox.
+@usableFromInline
+final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
+    @usableFromInline let ring: InboxRing<Message>
+    @usableFromInline let receiver: @Sendable (Message) -> Void
+    @usableFromInline let budget: Int
+    /// The next position to read.
+    @usableFromInline var dequeuePosition = 0
+
+    @inlinable
+    init(ring: InboxRing<Message>, budget: Int, receiver: @escaping @Sendable (Message) -> Void) {
+        self.ring = ring
+        self.budget = budget
+        self.receiver = receiver
+    }
+
+    /// Delivers at most `budget` messages and returns whether the inbox is still open. When it
+    /// used up the budget, it wakes itself again, so the rest follow after the loop has polled.
+    @inlinable
+    func deliver(wake: WakeHandle) -> Bool {
+        ring.wakePending.store(false, ordering: .sequentiallyConsistent)
+        // Pairs with the senders' fence: either this drain sees their message, or they see the
+        // flag clear and wake the loop again.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        var position = dequeuePosition
+        var remaining = budget
+        while remaining > 0, let message = ring.pop(at: position) {
+            position &+= 1
+            remaining -= 1
+            // Stored before the receiver runs: a receiver that shuts the loop down runs `finish`
+            // re-entrantly, which continues from here.
+            dequeuePosition = position
+            if let message { receiver(message) }
+        }
+        if remaining == 0 { wake.send() }
+        return !ring.isClosed.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// Delivers everything sent before the close and closes the handle; run once, when the inbox
+    /// was closed or the loop shuts down.
+    @usableFromInline
+    func finish(wake: WakeHandle) {
+        ring.isClosed.store(true, ordering: .sequentiallyConsistent)
+        // Every cell claimed before this read is published soon (as a message or a tombstone); a
+        // sender that claims a later one sees `isClosed` and backs out.
+        let end = ring.enqueuePosition.load(ordering: .sequentiallyConsistent)
+        var position = dequeuePosition
+        while position != end {
+            guard let message = ring.pop(at: position) else {
+                sched_yield() // a sender between claiming this cell and publishing it
+                continue
+            }
+            position &+= 1
+            dequeuePosition = position
+            if let message { receiver(message) }
+        }
+        // No sender may be inside `uv_async_send` once the handle closes: from here on the flag
+        // stays set, so no new sender tries, and those that did are waited for.
+        ring.wakePending.store(true, ordering: .sequentiallyConsistent)
+        while ring.wakersInFlight.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
+        wake.close()
+    }
+}

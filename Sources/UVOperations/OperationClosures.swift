@@ -1,0 +1,26 @@
+/// The closures one request runs: its worker (on a pool thread), and its transform and completion
+/// (on the loop's thread).
+///
+/// The request reaches them through an `unowned` reference; the only strong one is in its locked
+/// state, which lets go of it once the completion has run. So what the closures captured is
+/// released when the request completes, as `NSOperation` clears its completion block: an object
+/// that keeps a request and is captured by its completion makes no lasting cycle. (The closures
+/// are `let`s of a separate object, rather than optional `var`s of the request, because the
+/// request's deinit is compiled once for every `Value`, and destroying generic mutable state there
+/// looks up type metadata at run time.)
+@usableFromInline
+final class OperationClosures<Value: Sendable>: Sendable {
+    @usableFromInline let worker: (@Sendable () throws -> Value)?
+    @usableFromInline let transform: (@Sendable (inout Outcome<Value>) -> Void)?
+    @usableFromInline let completion: (@Sendable (Outcome<Value>) -> Void)?
+
+    @inlinable
+    init(
+        worker: (@Sendable () throws -> Value)?, transform: (@Sendable (inout Outcome<Value>) -> Void)?,
+        completion: (@Sendable (Outcome<Value>) -> Void)?
+    ) {
+        self.worker = worker
+        self.transform = transform
+        self.completion = completion
+    }
+}

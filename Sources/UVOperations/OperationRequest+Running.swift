@@ -1,0 +1,183 @@
+import Synchronization
+import UVLoop
+
+/// One of the calls libuv's thread pool makes on a worker request (see `ThreadPoolJob`).
+@usableFromInline
+enum ThreadPoolStep: Sendable {
+    case willQueue(ThreadPoolWork)
+    case run(ThreadPoolWork)
+    case finish(ThreadPoolWork, cancelled: Bool)
+}
+
+// Running a request. Everything on the path from `start` to the completion is inlinable, so that
+// it is compiled for the caller's `Value`: unspecialised generic code looks up the metadata of
+// every type built from `Value` (`Outcome<Value>`, the state, its optionals and closures) at run
+// time, which cost about 30,000 instructions per worker operation (measured with callgrind on
+// uvloop-bench's operations workload).
+extension OperationRequest {
+    /// Enters `session`, if any, so that its `cancelAll` reaches this request.
+    @inlinable
+    func joinSession() {
+        guard let session else { return }
+        sessionSlot.store(session.insert(self), ordering: .relaxed)
+    }
+
+    /// Leaves `session`, if still in it.
+    @inlinable
+    func leaveSession() {
+        guard let session else { return }
+        // The store in `joinSession` happened before the request began, which happened before this.
+        let slot = sessionSlot.exchange(-1, ordering: .relaxed)
+        if slot >= 0 { session.remove(slot: slot) }
+    }
+
+    /// Hands a worker to the thread pool, or begins a composite on the loop's thread (posted, so
+    /// that no completion runs inside `start`).
+    @inlinable
+    func begin() throws(LoopError) {
+        if let driver {
+            try begin(driver)
+        } else {
+            try loop.queueWork(self)
+        }
+    }
+
+    @usableFromInline
+    func begin(_ driver: CompositeDriver<Value>) throws(LoopError) {
+        try loop.post { [self] in
+            state.withLock { $0.stage = .running }
+            driver.begin(self)
+        }
+    }
+
+    /// Completes a composite with its children's results.
+    func finishComposite(with result: Result<Value, any Error>) {
+        let cancelled = state.withLock { state in
+            state.stage = .completing
+            return state.cancelRequested
+        }
+        deliver(Outcome(result: result, isCancelled: cancelled))
+    }
+
+    /// Runs the transform and completion, leaves the session, wakes waiters, tells the parent.
+    @inlinable
+    func deliver(_ decided: consuming Outcome<Value>) {
+        var outcome = decided
+        closures.transform?(&outcome)
+        closures.completion?(outcome)
+        leaveSession()
+        // Copied only for a parent; everyone else reads the outcome from the state.
+        let parentsOutcome = onFinish == nil ? nil : outcome
+        // Swapped in: assigning an existential goes through a generic assign (callgrind: about 90
+        // instructions); a swap moves both values, and the `()` swapped out costs little to destroy.
+        var erased: any Sendable = consume outcome
+        // Taken out under the lock, dropped after it: releasing what the closures captured may run
+        // deinits, which are user code.
+        var releasedClosures: (any AnyObject & Sendable)? = nil
+        let waiting = state.withLock { state -> (ThreadEvent?, [CheckedContinuation<Void, Never>])? in
+            state.stage = .finished
+            swap(&state.outcome, &erased)
+            swap(&state.closures, &releasedClosures)
+            // Most requests have no waiter: then there is nothing to take out (and release).
+            guard state.waiters != nil || !state.continuations.isEmpty else { return nil }
+            defer { state.waiters = nil; state.continuations = [] }
+            return (state.waiters, state.continuations)
+        }
+        // Before the waiters wake, so that they find what the closures captured released.
+        releasedClosures = nil
+        if let (waiters, continuations) = waiting {
+            waiters?.signal()
+            for continuation in continuations { continuation.resume() }
+        }
+        if let onFinish, let parentsOutcome { onFinish(parentsOutcome) }
+    }
+
+    // MARK: the thread pool's calls
+
+    @inlinable
+    func perform(_ step: ThreadPoolStep) -> Bool {
+        switch step {
+        case .willQueue(let work):
+            return willQueueWorker(work)
+        case .run(let work):
+            runWorker(work)
+            return true
+        case .finish(let work, let cancelled):
+            finishWorker(work, cancelled: cancelled)
+            return true
+        }
+    }
+
+    /// Loop thread: the worker is about to be queued; a request cancelled before this withdraws.
+    @inlinable
+    func willQueueWorker(_ work: ThreadPoolWork) -> Bool {
+        state.withLock { state in
+            guard !state.cancelRequested else { return false }
+            state.stage = .queued(work)
+            return true
+        }
+    }
+
+    /// Whether the worker's result crosses to the loop's thread in the job's result space; a
+    /// larger one crosses in `RequestState.outcome`, boxed.
+    @inlinable
+    static var resultFitsWork: Bool { ThreadPoolWork.canHoldResult(Result<Value, any Error>.self) }
+
+    /// A pool thread: runs the worker; a throw becomes the outcome's error.
+    @inlinable
+    func runWorker(_ work: ThreadPoolWork) {
+        // Only a worker request is ever queued (`begin`), so `worker` is set.
+        let result = Result { try closures.worker!() }
+        if Self.resultFitsWork {
+            work.storeResult(result)
+        } else {
+            let boxed: any Sendable = Outcome(result: result)
+            state.withLock { $0.outcome = boxed }
+        }
+    }
+
+    /// Loop thread, exactly once: decides the outcome and delivers it.
+    @inlinable
+    func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) {
+        let cancelRequested = state.withLock { state in
+            state.stage = .completing
+            return state.cancelRequested
+        }
+        let result: Result<Value, any Error>?
+        if cancelled {
+            // A worker that libuv withdrew never ran, so it left no result.
+            result = nil
+        } else if Self.resultFitsWork {
+            result = work.takeResult(Result<Value, any Error>.self)
+        } else {
+            let boxed = state.withLock { state -> any Sendable in
+                defer { state.outcome = () }
+                return state.outcome
+            }
+            result = Self.unerased(boxed).result
+        }
+        deliver(Outcome(result: result, isCancelled: cancelled || cancelRequested))
+    }
+}
+
+// libuv's callbacks reach the request through this conformance, whose witnesses are compiled once
+// for every `Value`: they only forward to `threadPoolStep`, which was compiled for the caller's.
+extension OperationRequest: ThreadPoolJob {
+    /// Loop thread: the worker is about to be queued; a request cancelled before this withdraws.
+    @usableFromInline
+    package func willQueue(_ work: ThreadPoolWork) -> Bool {
+        threadPoolStep(self, .willQueue(work))
+    }
+
+    /// A pool thread: runs the worker; a throw becomes the outcome's error.
+    @usableFromInline
+    package func runOnThreadPool(_ work: ThreadPoolWork) {
+        _ = threadPoolStep(self, .run(work))
+    }
+
+    /// Loop thread, exactly once: decides the outcome and delivers it.
+    @usableFromInline
+    package func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
+        _ = threadPoolStep(self, .finish(work, cancelled: cancelled))
+    }
+}
