@@ -25,7 +25,7 @@ struct SlotBitmap: ~Copyable {
     }
 
     /// Clears every bit, appending each slot that was set to `list`, highest first.
-    mutating func removeAll(into list: inout [UInt32]) {
+    mutating func removeAll(into list: inout UniqueArray<UInt32>) {
         var index = words.count
         while index > 0 {
             index -= 1

@@ -51,8 +51,9 @@ struct TimerQueue: ~Copyable {
     private var heap = UniqueArray<TimerEntry>()
     private var wheel = TimerWheel()
     private var slots = UniqueArray<Slot>()
-    /// The loop thread's own free slots, refilled from and handed back to `shared` in batches.
-    private var freeSlots: [UInt32] = []
+    /// The loop thread's own free slots, refilled from `shared` in batches, and handed back to it
+    /// when other threads run short.
+    private var freeSlots = UniqueArray<UInt32>()
     /// The slots whose timer has a live entry: scheduled and neither cancelled nor popped. A
     /// repeating timer whose callback is running has no entry and is not in here, but keeps its
     /// work.
@@ -344,12 +345,19 @@ struct TimerQueue: ~Copyable {
     private mutating func freeDeadSlots() {
         dead.removeAll(into: &freeSlots)
         deadCount = 0
-        if freeSlots.count > 2 * Self.freeSlotsKept { shared.takeBack(&freeSlots, keeping: Self.freeSlotsKept) }
+        handBackIfStarving()
     }
 
     private mutating func free(_ slot: UInt32) {
         freeSlots.append(slot)
-        if freeSlots.count > 2 * Self.freeSlotsKept { shared.takeBack(&freeSlots, keeping: Self.freeSlotsKept) }
+        handBackIfStarving()
+    }
+
+    @inline(__always)
+    private mutating func handBackIfStarving() {
+        if shared.isStarving && freeSlots.count > Self.freeSlotsKept {
+            shared.takeBack(&freeSlots, keeping: Self.freeSlotsKept)
+        }
     }
 
     // MARK: compaction

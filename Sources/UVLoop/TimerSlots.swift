@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The slot numbers and status words of one loop's timers, shared by every thread that schedules
 /// a timer or holds a `LoopTimer`.
 ///
@@ -10,8 +12,11 @@
 /// again), so no generation repeats: that costs 8 bytes after 4 billion reuses of one slot.
 ///
 /// The loop's thread takes slots from its own free list (in `TimerQueue`), refilled here in
-/// batches and handed back in batches, so that scheduling on the loop's thread takes no lock.
-/// Other threads take one slot at a time, under the lock.
+/// batches, so that scheduling on the loop's thread takes no lock, and every slot is freed into
+/// that list (timers end on the loop's thread). Other threads take one slot at a time, under the
+/// lock, from the shared list; when they find it empty they create a slot and flag it, and the
+/// loop's thread hands its surplus back, so that timers scheduled from other threads reuse slots
+/// too while a loop-only workload never moves its free slots through the lock.
 final class TimerSlots: Sendable {
     static let pending: UInt64 = 0
     static let fired: UInt64 = 1
@@ -24,6 +29,8 @@ final class TimerSlots: Sendable {
     /// The largest generation a slot may have; lower only in tests (of retirement).
     let generationLimit: UInt64
     private let shared = NativeMutex(Shared())
+    /// Another thread found no free slot in the shared list: the loop's thread should hand back.
+    private let starving = Atomic<Bool>(false)
 
     private struct Shared {
         var free: [UInt32] = []
@@ -40,7 +47,11 @@ final class TimerSlots: Sendable {
     /// A new timer, pending, for a thread other than the loop's.
     func allocate() -> UInt64 {
         while true {
-            let slot = shared.withLock { shared in shared.free.popLast() ?? create(1, in: &shared) }
+            let slot = shared.withLock { shared -> UInt32 in
+                if let slot = shared.free.popLast() { return slot }
+                starving.store(true, ordering: .relaxed)
+                return create(1, in: &shared)
+            }
             if let id = activate(slot) { return id }
         }
     }
@@ -48,29 +59,34 @@ final class TimerSlots: Sendable {
     /// Moves up to `batch` free slots into the loop thread's free list, creating slots if none is
     /// free. They come out of `local.popLast()` in ascending order, so that a fresh loop fills its
     /// arrays front to back.
-    func refill(_ local: inout [UInt32], batch: Int) {
+    func refill(_ local: inout UniqueArray<UInt32>, batch: Int) {
         shared.withLock { shared in
             if shared.free.isEmpty {
                 let first = create(UInt32(batch), in: &shared)
-                local.append(contentsOf: (first..<first + UInt32(batch)).reversed())
+                for slot in (first..<first + UInt32(batch)).reversed() { local.append(slot) }
             } else {
                 let count = min(batch, shared.free.count)
-                local.append(contentsOf: shared.free[(shared.free.count - count)...])
+                for slot in shared.free[(shared.free.count - count)...] { local.append(slot) }
                 shared.free.removeLast(count)
             }
         }
     }
 
+    /// Whether another thread has asked for free slots (see `takeBack`).
+    @inline(__always)
+    var isStarving: Bool { starving.load(ordering: .relaxed) }
+
     /// Takes free slots back from the loop thread's list, leaving it the `keeping` it would hand
     /// out first. The two lists act as one stack (this one below), so slots freed together are
     /// handed out together, in order.
-    func takeBack(_ local: inout [UInt32], keeping: Int) {
+    func takeBack(_ local: inout UniqueArray<UInt32>, keeping: Int) {
         let surplus = local.count - keeping
         guard surplus > 0 else { return }
         shared.withLock { shared in
-            shared.free.append(contentsOf: local[..<surplus])
+            for index in 0..<surplus { shared.free.append(local[index]) }
         }
         local.removeFirst(surplus)
+        starving.store(false, ordering: .relaxed)
     }
 
     /// Frees a slot that another thread allocated but could not schedule.

@@ -11,9 +11,10 @@ final class SlotBitmapTests: XCTestCase {
         XCTAssertTrue(bitmap.contains(64))
         XCTAssertFalse(bitmap.contains(127))
         XCTAssertFalse(bitmap.contains(1))
-        var drained: [UInt32] = [7]
+        var drained = UniqueArray<UInt32>()
+        drained.append(7)
         bitmap.removeAll(into: &drained)
-        XCTAssertEqual(drained, [7, 199, 128, 64, 63, 0], "appended, highest first")
+        XCTAssertEqual((0..<drained.count).map { drained[$0] }, [7, 199, 128, 64, 63, 0], "appended, highest first")
         XCTAssertFalse(bitmap.contains(199))
         bitmap.removeAll(into: &drained)
         XCTAssertEqual(drained.count, 6, "empty after draining")

@@ -109,6 +109,24 @@ final class TimerSlotsTests: XCTestCase {
         try thread.shutdown()
     }
 
+    func testTimersScheduledFromAnotherThreadReuseSlots() throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        var highest: UInt32 = 0
+        for _ in 0..<20 {
+            for _ in 0..<1_000 {
+                let timer = try loop.schedule(after: .seconds(3600)) {}
+                highest = max(highest, TimerSlots.slot(timer.id))
+                XCTAssertTrue(timer.cancel())
+            }
+            try loop.invoke {}
+        }
+        // Slots freed on the loop's thread come back to this thread's schedules: the loop keeps
+        // at most 4,096 of its own, and up to 1,000 timers are on their way at a time.
+        XCTAssertLessThan(highest, 8_192, "20,000 timers, but the table does not grow with them")
+        try thread.shutdown()
+    }
+
     func testATimerCancelledBeforeItReachesTheLoopIsReleasedThere() throws {
         let loop = try Loop.manual()
         let releasedOnLoop = NativeMutex<Bool?>(nil)
