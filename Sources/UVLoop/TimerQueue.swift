@@ -12,8 +12,8 @@ enum TimerWork: Sendable {
 /// thread only.
 ///
 /// - A run: a FIFO of entries that arrived in firing order (each no earlier than the one before
-///   it). Timers spread over an interval, timeouts of one length, a wheel bucket coming due: most
-///   entries arrive in order, and cost O(1) to add and to pop.
+///   it), however far off. Timers spread over an interval, timeouts of one length, a wheel bucket
+///   coming due: most entries arrive in order, and cost O(1) to add and to pop.
 /// - A timing wheel (`TimerWheel`) for entries out of order and due after the current tick
 ///   (about 1 ms): O(1) to schedule, and unordered until their tick comes, when they move to the
 ///   run or the heap.
@@ -293,7 +293,7 @@ struct TimerQueue: ~Copyable {
         return work
     }
 
-    /// Frees the slot of a timer that was allocated on the loop's thread but never scheduled.
+    /// Frees the slot of a timer that was allocated (on any thread) but will never be scheduled.
     mutating func abandon(_ id: UInt64) {
         free(TimerSlots.slot(id))
     }

@@ -12,8 +12,8 @@ import Synchronization
 /// again), so no generation repeats: that costs 8 bytes after 4 billion reuses of one slot.
 ///
 /// The loop's thread takes slots from its own free list (in `TimerQueue`), refilled here in
-/// batches, so that scheduling on the loop's thread takes no lock, and every slot is freed into
-/// that list (timers end on the loop's thread). Other threads take one slot at a time, under the
+/// batches, so that scheduling on the loop's thread takes no lock, and timers end on the loop's
+/// thread, so their slots are freed into that list. Other threads take one slot at a time, under the
 /// lock, from the shared list; when they find it empty they create a slot and flag it, and the
 /// loop's thread hands its surplus back, so that timers scheduled from other threads reuse slots
 /// too while a loop-only workload never moves its free slots through the lock.
@@ -57,7 +57,7 @@ final class TimerSlots: Sendable {
     }
 
     /// Moves up to `batch` free slots into the loop thread's free list, creating slots if none is
-    /// free. They come out of `local.popLast()` in ascending order, so that a fresh loop fills its
+    /// free. They come out of `local.removeLast()` in ascending order, so that a fresh loop fills its
     /// arrays front to back.
     func refill(_ local: inout UniqueArray<UInt32>, batch: Int) {
         shared.withLock { shared in
