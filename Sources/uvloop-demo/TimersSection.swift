@@ -18,6 +18,8 @@ func runTimersSection() throws {
 
     let early = try loop.schedule(after: .seconds(5)) { log.value.append("fired early, at once") }
     print("  fire() of a 5 s timer ran it now: \(early.fire()); again: \(early.fire())")
+    let copy = early
+    print("  a handle is a value: a copy is the same timer (\(copy == early)), inert once it ran: cancel() \(copy.cancel())")
 
     let ticks = LoopBound(0, loop: loop)
     let repeating = try loop.scheduleRepeating(every: .milliseconds(10)) {
