@@ -332,6 +332,7 @@ final class LoopState {
     }
 
     /// Makes sure the loop wakes up for a timer just scheduled for `deadline`.
+    @inline(__always)
     private func noteScheduled(_ deadline: UInt64, now: UInt64) {
         if deadline <= now {
             timersDue = true

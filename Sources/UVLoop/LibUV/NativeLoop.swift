@@ -50,6 +50,11 @@ struct NativeLoop: @unchecked Sendable {
     }
 }
 
-/// The monotonic clock libuv uses, in nanoseconds.
+/// The monotonic clock libuv uses, in nanoseconds: `CLOCK_MONOTONIC`, the clock behind
+/// `uv_hrtime()`, read directly (one call less on every timer schedule).
 @inline(__always)
-func monotonicNanoseconds() -> UInt64 { uv_hrtime() }
+func monotonicNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+}
