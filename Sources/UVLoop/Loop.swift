@@ -402,11 +402,11 @@ public final class Loop: Sendable {
 
     func discard(_ timer: LoopTimer) {
         if isOnLoopThread {
-            confined.withValue { $0.discard(timer.id) }
+            confined.withValue { $0.discard(timer.id, current: true) }
         } else {
             // Drop the closure on the loop's thread, never on the cancelling one. If the loop no
             // longer accepts work, shutdown has already released every pending timer's closure.
-            try? enqueue(.run { [confined, id = timer.id] in confined.value.discard(id) })
+            try? enqueue(.run { [confined, id = timer.id] in confined.value.discard(id, current: false) })
         }
     }
 

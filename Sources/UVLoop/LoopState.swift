@@ -342,9 +342,10 @@ final class LoopState {
         }
     }
 
-    /// Removes a timer that was cancelled; drops its work here, on the loop's thread.
-    func discard(_ id: UInt64) {
-        _ = timers.remove(id)
+    /// Removes a timer that was cancelled; drops its work here, on the loop's thread. `current`:
+    /// it was cancelled on this thread just now (see `TimerQueue.remove`).
+    func discard(_ id: UInt64, current: Bool) {
+        _ = timers.remove(id, current: current)
     }
 
     /// Fires a pending timer now (the loop thread's half of `LoopTimer.fire()`).
@@ -352,7 +353,7 @@ final class LoopState {
         guard timers.shared.finish(timer.id, as: TimerSlots.fired) else { return false }
         // Inside its own callback a repeating timer is not scheduled: the firing loop frees it
         // afterwards; run a copy of the work.
-        if let work = timers.remove(timer.id) ?? timers.work(at: TimerSlots.slot(timer.id)) { run(work) }
+        if let work = timers.remove(timer.id, current: true) ?? timers.work(at: TimerSlots.slot(timer.id)) { run(work) }
         return true
     }
 

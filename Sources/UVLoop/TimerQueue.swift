@@ -236,9 +236,12 @@ struct TimerQueue: ~Copyable {
     /// work for the caller to drop (or run). Returns nil when the timer is not scheduled (already
     /// gone, or still on its way from another thread), or is running its callback right now (then
     /// the firing code frees it when the callback returns). The entry stays behind, dead.
-    mutating func remove(_ id: UInt64) -> TimerWork? {
+    ///
+    /// `current`: the caller has just ended the timer on the loop's thread, so its slot cannot have
+    /// been reused (only this thread frees and reuses slots) and the generation check is skipped.
+    mutating func remove(_ id: UInt64, current: Bool = false) -> TimerWork? {
         let slot = TimerSlots.slot(id)
-        guard Int(slot) < slots.count, scheduled.contains(slot), shared.isCurrent(id) else { return nil }
+        guard Int(slot) < slots.count, scheduled.contains(slot), current || shared.isCurrent(id) else { return nil }
         clearScheduled(slot)
         dead.insert(slot)
         deadCount += 1
