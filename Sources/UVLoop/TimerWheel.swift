@@ -96,18 +96,10 @@ struct TimerWheel: ~Copyable {
                 let index = mask.trailingZeroBitCount
                 mask &= mask &- 1
                 let bucket = level << Self.levelShift | index
-                var kept = 0
-                for position in 0..<buckets[bucket].count where scheduled.contains(buckets[bucket][position].slot) {
-                    buckets[bucket][kept] = buckets[bucket][position]
-                    kept += 1
-                }
-                count -= buckets[bucket].count - kept
-                if kept == 0 {
-                    buckets[bucket].removeAll(keepingCapacity: true)
-                    occupied[level] &= ~(1 &<< UInt64(index))
-                } else {
-                    buckets[bucket].removeLast(buckets[bucket].count - kept)
-                }
+                let before = buckets[bucket].count
+                buckets[bucket].keepAll { scheduled.contains($0.slot) }
+                count -= before - buckets[bucket].count
+                if buckets[bucket].isEmpty { occupied[level] &= ~(1 &<< UInt64(index)) }
             }
         }
     }

@@ -66,6 +66,20 @@ struct UniqueArray<Element: ~Copyable>: ~Copyable {
         count -= k
     }
 
+    /// Keeps the elements for which `isKept` is true, in order; O(count), no allocation.
+    mutating func keepAll(where isKept: (borrowing Element) -> Bool) {
+        var kept = 0
+        for index in 0..<count {
+            if isKept((base + index).pointee) {
+                if kept != index { (base + kept).moveInitialize(from: base + index, count: 1) }
+                kept += 1
+            } else {
+                (base + index).deinitialize(count: 1)
+            }
+        }
+        count = kept
+    }
+
     mutating func removeAll(keepingCapacity: Bool) {
         base.deinitialize(count: count)
         count = 0

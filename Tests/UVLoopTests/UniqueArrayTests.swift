@@ -42,6 +42,26 @@ final class UniqueArrayTests: XCTestCase {
         XCTAssertEqual(released.load(ordering: .relaxed), 21)
     }
 
+    func testKeepAllKeepsOrderAndReleasesTheRest() {
+        var numbers = UniqueArray<Int>()
+        for value in 0..<50 { numbers.append(value) }
+        numbers.keepAll { $0 % 3 == 0 }
+        XCTAssertEqual((0..<numbers.count).map { numbers[$0] }, Array(stride(from: 0, to: 50, by: 3)))
+        let released = Atomic<Int>(0)
+        do {
+            var tracked = UniqueArray<Tracked>()
+            for _ in 0..<10 { tracked.append(Tracked { released.add(1, ordering: .relaxed) }) }
+            var index = 0
+            tracked.keepAll { _ in
+                defer { index += 1 }
+                return index < 3
+            }
+            XCTAssertEqual(tracked.count, 3)
+            XCTAssertEqual(released.load(ordering: .relaxed), 7)
+        }
+        XCTAssertEqual(released.load(ordering: .relaxed), 10)
+    }
+
     func testNoncopyableElements() {
         var outer = UniqueArray<UniqueArray<Int>>()
         for _ in 0..<3 { outer.append(UniqueArray()) }
