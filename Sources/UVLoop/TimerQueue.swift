@@ -51,8 +51,8 @@ struct TimerQueue: ~Copyable {
     private var heap = UniqueArray<TimerEntry>()
     private var wheel = TimerWheel()
     private var slots = UniqueArray<Slot>()
-    /// The loop thread's own free slots, refilled from `shared` in batches, and handed back to it
-    /// when other threads run short.
+    /// The loop thread's own free slots, refilled from `shared` in batches; beyond
+    /// `freeSlotsKept`, handed back to it while other threads take slots.
     private var freeSlots = UniqueArray<UInt32>()
     /// The slots whose timer has a live entry: scheduled and neither cancelled nor popped. A
     /// repeating timer whose callback is running has no entry and is not in here, but keeps its
@@ -348,17 +348,17 @@ struct TimerQueue: ~Copyable {
     private mutating func freeDeadSlots() {
         dead.removeAll(into: &freeSlots)
         deadCount = 0
-        handBackIfStarving()
+        handBackIfWanted()
     }
 
     private mutating func free(_ slot: UInt32) {
         freeSlots.append(slot)
-        handBackIfStarving()
+        handBackIfWanted()
     }
 
     @inline(__always)
-    private mutating func handBackIfStarving() {
-        if shared.isStarving && freeSlots.count > Self.freeSlotsKept {
+    private mutating func handBackIfWanted() {
+        if shared.isWanted && freeSlots.count > Self.freeSlotsKept {
             shared.takeBack(&freeSlots, keeping: Self.freeSlotsKept)
         }
     }

@@ -14,9 +14,10 @@ import Synchronization
 /// The loop's thread takes slots from its own free list (in `TimerQueue`), refilled here in
 /// batches, so that scheduling on the loop's thread takes no lock, and timers end on the loop's
 /// thread, so their slots are freed into that list. Other threads take one slot at a time, under the
-/// lock, from the shared list; when they find it empty they create a slot and flag it, and the
-/// loop's thread hands its surplus back, so that timers scheduled from other threads reuse slots
-/// too while a loop-only workload never moves its free slots through the lock.
+/// lock, from the shared list (creating one when it is empty), and flag that they did: the loop's
+/// thread then hands back what it holds beyond a reserve, so that timers scheduled from other
+/// threads reuse slots too (the table stays within the reserve plus the timers in flight), while
+/// a loop-only workload never moves its free slots through the lock.
 final class TimerSlots: Sendable {
     static let pending: UInt64 = 0
     static let fired: UInt64 = 1
@@ -29,8 +30,8 @@ final class TimerSlots: Sendable {
     /// The largest generation a slot may have; lower only in tests (of retirement).
     let generationLimit: UInt64
     private let shared = NativeMutex(Shared())
-    /// Another thread found no free slot in the shared list: the loop's thread should hand back.
-    private let starving = Atomic<Bool>(false)
+    /// Another thread took a slot since the loop's thread last handed some back.
+    private let wanted = Atomic<Bool>(false)
 
     private struct Shared {
         var free: [UInt32] = []
@@ -48,9 +49,8 @@ final class TimerSlots: Sendable {
     func allocate() -> UInt64 {
         while true {
             let slot = shared.withLock { shared -> UInt32 in
-                if let slot = shared.free.popLast() { return slot }
-                starving.store(true, ordering: .relaxed)
-                return create(1, in: &shared)
+                wanted.store(true, ordering: .relaxed)
+                return shared.free.popLast() ?? create(1, in: &shared)
             }
             if let id = activate(slot) { return id }
         }
@@ -72,9 +72,9 @@ final class TimerSlots: Sendable {
         }
     }
 
-    /// Whether another thread has asked for free slots (see `takeBack`).
+    /// Whether another thread took a slot since the last `takeBack`.
     @inline(__always)
-    var isStarving: Bool { starving.load(ordering: .relaxed) }
+    var isWanted: Bool { wanted.load(ordering: .relaxed) }
 
     /// Takes free slots back from the loop thread's list, leaving it the `keeping` it would hand
     /// out first. The two lists act as one stack (this one below), so slots freed together are
@@ -86,7 +86,7 @@ final class TimerSlots: Sendable {
             for index in 0..<surplus { shared.free.append(local[index]) }
         }
         local.removeFirst(surplus)
-        starving.store(false, ordering: .relaxed)
+        wanted.store(false, ordering: .relaxed)
     }
 
     /// Frees a slot that another thread allocated but could not schedule.
