@@ -69,9 +69,7 @@ public final class Inbox<Message: Sendable>: Sendable {
         guard !ring.isClosed.exchange(true, ordering: .sequentiallyConsistent) else { return }
         // The consumer finishes (final drain, handle close) in its next callback: wake it unless a
         // wake-up is already pending (or the handle is already closed, which leaves the flag set).
-        ring.wakersInFlight.add(1, ordering: .sequentiallyConsistent)
-        if !ring.wakePending.exchange(true, ordering: .sequentiallyConsistent) { wake.send() }
-        ring.wakersInFlight.subtract(1, ordering: .releasing)
+        ring.wakeIfNeeded(wake)
     }
 
     deinit { close() }

@@ -142,18 +142,20 @@ final class LoopSerialExecutor: SerialExecutor {
         }
     }
 
-    /// The hot path: one lock, one append, at most one wake per burst.
+    /// The hot path: from the loop's thread one append to its own queue; from another thread one
+    /// lock, one append, at most one wake per burst.
     @inline(__always)
     func submit(_ job: Job, late: @autoclosure () -> LateJob) {
         let onLoopThread = ThreadIdentity.current == thread
         if onLoopThread, queue.isOpen {
             // In order with the loop thread's posts, without the lock.
-            confined.value.appendOwn(job)
+            confined.withValue { $0.appendOwn(job) }
             return
         }
-        switch queue.admit(job, late: late(), waking: onLoopThread ? nil : wake) {
+        // From here on an open phase means another thread: the loop's own thread sees `isOpen`
+        // turn false in the same lock that ends the open phase.
+        switch queue.admit(job, late: late(), waking: wake) {
         case .queued: break
-        case .queuedNeedsDrain: confined.value.requestDrain()
         case .runHere: runLateJobs(startingWith: late())
         }
     }

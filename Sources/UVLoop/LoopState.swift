@@ -177,8 +177,8 @@ final class LoopState {
         busyPollUntil = monotonicNanoseconds().addingClamped(window)
     }
 
-    /// A loop-thread executor job found the wake flag clear: make sure a drain happens without
-    /// blocking.
+    /// The loop's own thread asked for something the next drain handles (a stop, a shutdown while
+    /// running): make sure that drain happens without blocking.
     @inline(__always)
     func requestDrain() {
         drainRequested = true
@@ -217,17 +217,11 @@ final class LoopState {
         var ownIndex = ownBatchIndex
         while remaining > 0 {
             if index < jobs.count {
-                var job = Job.empty
-                swap(&job, &jobs[index])
-                index += 1
                 remaining -= 1
-                run(job)
+                run(Self.takeJob(from: &jobs, at: &index))
             } else if ownIndex < own.count {
-                var job = Job.empty
-                swap(&job, &own[ownIndex])
-                ownIndex += 1
                 remaining -= 1
-                run(job)
+                run(Self.takeJob(from: &own, at: &ownIndex))
             } else {
                 if tookSnapshot { break }
                 jobs.removeAll(keepingCapacity: true)
@@ -251,6 +245,15 @@ final class LoopState {
             // announced must be picked up by a later drain.
             drainRequested = true
         }
+    }
+
+    /// Moves the job at `index` out of `jobs` (leaving `.empty`) and advances `index`.
+    @inline(__always)
+    private static func takeJob(from jobs: inout [Job], at index: inout Int) -> Job {
+        var job = Job.empty
+        swap(&job, &jobs[index])
+        index += 1
+        return job
     }
 
     @inline(__always)

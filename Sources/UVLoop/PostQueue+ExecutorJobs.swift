@@ -2,9 +2,6 @@
 enum JobAdmission {
     /// Queued; the loop is already awake or was just woken.
     case queued
-    /// Queued from the loop's own thread, which must make sure a drain happens (it cannot use the
-    /// async handle on itself).
-    case queuedNeedsDrain
     /// The loop has closed and no thread is running late jobs: the caller runs this one and any
     /// that arrive meanwhile (see `Loop.runLateJobs(startingWith:)`).
     case runHere
@@ -31,7 +28,7 @@ extension PostQueue {
     ///   (shutdown already woke the loop, and a wake could reach a handle being closed);
     /// - closed or detached: handed to the late runner, or the caller becomes it.
     @inline(__always)
-    func admit(_ job: Job, late: @autoclosure () -> LateJob, waking: WakeHandle?) -> JobAdmission {
+    func admit(_ job: Job, late: @autoclosure () -> LateJob, waking: WakeHandle) -> JobAdmission {
         // `mustWake`: a wake-up was registered in `wakersInFlight`; it is sent after unlocking.
         let (admission, mustWake) = state.withLock { state -> (JobAdmission, Bool) in
             switch state.phase {
@@ -39,7 +36,6 @@ extension PostQueue {
                 state.jobs.append(job)
                 if state.wakePending { return (.queued, false) }
                 state.wakePending = true
-                guard waking != nil else { return (.queuedNeedsDrain, false) }
                 wakersInFlight.add(1, ordering: .relaxed)
                 return (.queued, true)
             case .shuttingDown:
@@ -54,7 +50,7 @@ extension PostQueue {
                 return (.runHere, false)
             }
         }
-        if mustWake, let waking { sendRegisteredWake(waking) }
+        if mustWake { sendRegisteredWake(waking) }
         return admission
     }
 

@@ -98,7 +98,8 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Wakes the consumer unless a wake-up is already pending. Called after every push.
+    /// Wakes the consumer unless a wake-up is already pending. Called after every push, and by
+    /// `Inbox.close()` (so that the consumer finishes).
     @inlinable @inline(__always)
     func wakeIfNeeded(_ wake: WakeHandle) {
         // The push must be visible before the flag is read: the consumer clears the flag and then
