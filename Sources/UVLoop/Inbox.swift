@@ -66,7 +66,7 @@ public final class Inbox<Message: Sendable>: Sendable {
     /// Closes the inbox: later sends throw; messages already sent are still delivered.
     /// Callable from any thread; idempotent. The loop's shutdown closes every inbox too.
     public func close() {
-        guard !ring.isClosed.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        guard !ring.isClosed.pointee.exchange(true, ordering: .sequentiallyConsistent) else { return }
         // The consumer finishes (final drain, handle close) in its next callback: wake it unless a
         // wake-up is already pending (or the handle is already closed, which leaves the flag set).
         ring.wakeIfNeeded(wake)

@@ -34,26 +34,35 @@ final class BenchThread: @unchecked Sendable {
 
 /// State owned by one loop (or serial queue): only its thread touches `count` and `sum`.
 /// The semaphore is signalled once `target` items have arrived.
+///
+/// The tallies live behind a raw pointer, like `Sink`'s: stored `var`s of a class would pay a
+/// run-time exclusivity check on every `add`, charged to whichever Swift implementation is under
+/// test but not to the C peers, whose receivers add to plain struct fields.
 final class Counter: @unchecked Sendable {
-    private(set) var target: Int
-    var count = 0
-    var sum: UInt64 = 0
+    private let tallies: UnsafeMutablePointer<(target: Int, count: Int, sum: UInt64)>
     let done = DispatchSemaphore(value: 0)
 
-    init(target: Int) { self.target = target }
+    init(target: Int) {
+        tallies = .allocate(capacity: 1)
+        tallies.initialize(to: (target, 0, 0))
+    }
+
+    deinit { tallies.deallocate() }
+
+    var target: Int { tallies.pointee.target }
+    var count: Int { tallies.pointee.count }
+    var sum: UInt64 { tallies.pointee.sum }
 
     /// Counter reuse for receivers that outlive one run (an inbox). Call before the run's first send:
     /// the send's own synchronisation publishes it to the loop thread.
     func reset(target: Int) {
-        self.target = target
-        count = 0
-        sum = 0
+        tallies.pointee = (target, 0, 0)
     }
 
     @inline(__always) func add(_ value: Int) {
-        sum &+= UInt64(truncatingIfNeeded: value)
-        count += 1
-        if count == target { done.signal() }
+        tallies.pointee.sum &+= UInt64(truncatingIfNeeded: value)
+        tallies.pointee.count += 1
+        if tallies.pointee.count == tallies.pointee.target { done.signal() }
     }
 
     func wait() { done.wait() }

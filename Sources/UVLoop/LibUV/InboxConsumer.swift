@@ -30,7 +30,7 @@ final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
     /// used up the budget, it wakes itself again, so the rest follow after the loop has polled.
     @inlinable
     func deliver(wake: WakeHandle) -> Bool {
-        ring.wakePending.store(false, ordering: .sequentiallyConsistent)
+        ring.wakePending.pointee.store(false, ordering: .sequentiallyConsistent)
         // Pairs with the senders' fence: either this drain sees their message, or they see the
         // flag clear and wake the loop again.
         atomicMemoryFence(ordering: .sequentiallyConsistent)
@@ -45,17 +45,17 @@ final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
             if let message { receiver(message) }
         }
         if remaining == 0 { wake.send() }
-        return !ring.isClosed.load(ordering: .sequentiallyConsistent)
+        return !ring.isClosed.pointee.load(ordering: .sequentiallyConsistent)
     }
 
     /// Delivers everything sent before the close and closes the handle; run once, when the inbox
     /// was closed or the loop shuts down.
     @usableFromInline
     func finish(wake: WakeHandle) {
-        ring.isClosed.store(true, ordering: .sequentiallyConsistent)
+        ring.isClosed.pointee.store(true, ordering: .sequentiallyConsistent)
         // Every cell claimed before this read is published soon (as a message or a tombstone); a
         // sender that claims a later one sees `isClosed` and backs out.
-        let end = ring.enqueuePosition.load(ordering: .sequentiallyConsistent)
+        let end = ring.enqueuePosition.pointee.load(ordering: .sequentiallyConsistent)
         var position = dequeuePosition
         while position != end {
             guard let message = ring.pop(at: position) else {
@@ -68,8 +68,8 @@ final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
         }
         // No sender may be inside `uv_async_send` once the handle closes: from here on the flag
         // stays set, so no new sender tries, and those that did are waited for.
-        ring.wakePending.store(true, ordering: .sequentiallyConsistent)
-        while ring.wakersInFlight.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
+        ring.wakePending.pointee.store(true, ordering: .sequentiallyConsistent)
+        while ring.wakersInFlight.pointee.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
         wake.close()
     }
 }

@@ -10,7 +10,8 @@ import Synchronization
 /// (acquire) and frees it by storing `p + capacity`. No lock, and in steady state no allocation.
 ///
 /// Closing never loses an accepted message: a producer checks `isClosed` after it has claimed its
-/// cell. If the inbox closed in between, it publishes the cell empty (a tombstone) and throws. The
+/// cell. If the inbox closed in between, it publishes the cell empty (a tombstone: the sequence
+/// `-(p + 1)`, which producers read as "not free yet", like a published cell) and throws. The
 /// consumer's final drain reads `enqueuePosition` after setting `isClosed`, and waits for every cell
 /// claimed before that point to be published. A cell claimed later belongs to a producer that will
 /// see the flag.
@@ -34,66 +35,128 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
 
     @usableFromInline let capacity: Int
     @usableFromInline let mask: Int
-    /// Each cell's sequence number. Apart from the messages: a Swift access to a whole cell
-    /// (sequence and message) would overlap the other side's atomic access to its sequence.
-    @usableFromInline let sequences: UnsafeMutablePointer<Atomic<Int>>
-    /// Each cell's message: written by the producer that claimed the cell before it publishes the
-    /// sequence, read by the consumer after it has seen it, never touched by two threads at once.
-    @usableFromInline let messages: UnsafeMutablePointer<Message?>
-
+    /// The cells, `cellStride` bytes apart: each a sequence number (`Atomic<Int>`, at offset 0)
+    /// followed by its message (`Message`, at `messageOffset`; initialized only while published),
+    /// like C's `{seq, value}` cells,
+    /// so that one cache line carries both. Sequences and messages are reached through separate
+    /// pointers: a Swift access to a whole cell would overlap the other side's atomic access to
+    /// its sequence. A message is written by the producer that claimed the cell before it
+    /// publishes the sequence, read by the consumer after it has seen it, never touched by two
+    /// threads at once.
+    @usableFromInline let cells: UnsafeMutableRawPointer
+    /// The counters and flags both sides touch, each on its own cache line: the
+    /// producers' compare-and-swap on `enqueuePosition` would otherwise evict, on every send, the
+    /// line the consumer reads this object's constant fields from, and the consumer's store to
+    /// `wakePending` the line the producers claim cells on.
+    @usableFromInline let sharedLines: UnsafeMutableRawPointer
     /// The next position a producer claims. Producers only; the consumer reads it when closing.
-    @usableFromInline let enqueuePosition = Atomic<Int>(0)
-    /// Set once; a producer that sees it after claiming a cell publishes a tombstone and throws.
-    @usableFromInline let isClosed = Atomic<Bool>(false)
+    @usableFromInline let enqueuePosition: UnsafeMutablePointer<Atomic<Int>>
     /// A wake-up has been sent and the consumer has not started draining yet: later sends skip
     /// `uv_async_send`. Set for good when the handle closes.
-    @usableFromInline let wakePending = Atomic<Bool>(false)
+    @usableFromInline let wakePending: UnsafeMutablePointer<Atomic<Bool>>
     /// Senders that may be about to call `uv_async_send`; closing the handle waits for zero.
-    @usableFromInline let wakersInFlight = Atomic<Int>(0)
+    @usableFromInline let wakersInFlight: UnsafeMutablePointer<Atomic<Int>>
+    /// Set once; a producer that sees it after claiming a cell publishes a tombstone and throws.
+    @usableFromInline let isClosed: UnsafeMutablePointer<Atomic<Bool>>
+
+    /// The bytes from one cell to the next.
+    @inlinable static var cellStride: Int {
+        let alignment = Swift.max(MemoryLayout<Atomic<Int>>.alignment, MemoryLayout<Message>.alignment)
+        let end = messageOffset + MemoryLayout<Message>.size
+        return (end + alignment - 1) / alignment * alignment
+    }
+
+    /// Where a cell's message starts, after its sequence number.
+    @inlinable static var messageOffset: Int {
+        let alignment = MemoryLayout<Message>.alignment
+        return (MemoryLayout<Atomic<Int>>.size + alignment - 1) / alignment * alignment
+    }
+
+    /// The bytes between two shared counters: two cache lines, because x86-64 fetches lines in
+    /// adjacent pairs (what C++ calls `hardware_destructive_interference_size` is 128 there too).
+    @usableFromInline static var sharedLineSize: Int { 128 }
 
     @inlinable
     init(capacity: Int) {
         precondition(capacity > 0 && capacity & (capacity - 1) == 0, "UVLoop: inbox capacity must be a power of two")
         self.capacity = capacity
         mask = capacity - 1
-        sequences = .allocate(capacity: capacity)
-        messages = .allocate(capacity: capacity)
-        for index in 0..<capacity { (sequences + index).initialize(to: Atomic(index)) }
-        messages.initialize(repeating: nil, count: capacity)
+        let alignment = Swift.max(64, MemoryLayout<Atomic<Int>>.alignment, MemoryLayout<Message>.alignment)
+        cells = .allocate(byteCount: capacity * Self.cellStride, alignment: alignment)
+        for index in 0..<capacity {
+            let cell = cells + index * Self.cellStride
+            cell.bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic(index))
+            _ = (cell + Self.messageOffset).bindMemory(to: Message.self, capacity: 1)
+        }
+        let line = Self.sharedLineSize
+        sharedLines = .allocate(byteCount: 3 * line, alignment: line)
+        enqueuePosition = sharedLines.bindMemory(to: Atomic<Int>.self, capacity: 1)
+        enqueuePosition.initialize(to: Atomic(0))
+        wakePending = (sharedLines + line).bindMemory(to: Atomic<Bool>.self, capacity: 1)
+        wakePending.initialize(to: Atomic(false))
+        wakersInFlight = (sharedLines + line + MemoryLayout<Atomic<Int>>.stride)
+            .bindMemory(to: Atomic<Int>.self, capacity: 1)
+        wakersInFlight.initialize(to: Atomic(0))
+        isClosed = (sharedLines + 2 * line).bindMemory(to: Atomic<Bool>.self, capacity: 1)
+        isClosed.initialize(to: Atomic(false))
     }
 
     @inlinable
     deinit {
-        sequences.deinitialize(count: capacity)
-        sequences.deallocate()
-        messages.deinitialize(count: capacity)
-        messages.deallocate()
+        for index in 0..<capacity {
+            // A published cell still holds its message (nobody is left to deliver it): its
+            // sequence is one past a position that maps to this cell.
+            let sequence = sequenceCell(at: index).pointee.load(ordering: .acquiring)
+            if sequence > 0, (sequence &- 1) & mask == index { messageCell(at: index).deinitialize(count: 1) }
+            sequenceCell(at: index).deinitialize(count: 1)
+        }
+        cells.deallocate()
+        enqueuePosition.deinitialize(count: 1)
+        wakePending.deinitialize(count: 1)
+        wakersInFlight.deinitialize(count: 1)
+        isClosed.deinitialize(count: 1)
+        sharedLines.deallocate()
+    }
+
+    /// The sequence number of the cell at `index`.
+    @inlinable @inline(__always)
+    func sequenceCell(at index: Int) -> UnsafeMutablePointer<Atomic<Int>> {
+        (cells + (index &* Self.cellStride)).assumingMemoryBound(to: Atomic<Int>.self)
+    }
+
+    /// The message of the cell at `index`.
+    @inlinable @inline(__always)
+    func messageCell(at index: Int) -> UnsafeMutablePointer<Message> {
+        (cells + (index &* Self.cellStride &+ Self.messageOffset)).assumingMemoryBound(to: Message.self)
     }
 
     /// Claims a cell and stores `message` in it, or says why it could not.
-    @inlinable
+    @inlinable @inline(__always)
     func push(_ message: Message) -> PushResult {
-        var position = enqueuePosition.load(ordering: .relaxed)
+        var position = enqueuePosition.pointee.load(ordering: .relaxed)
         while true {
             let index = position & mask
-            let sequence = sequences[index].load(ordering: .acquiring)
+            let sequence = sequenceCell(at: index).pointee.load(ordering: .acquiring)
             if sequence == position {
-                let (exchanged, current) = enqueuePosition.weakCompareExchange(
+                let (exchanged, current) = enqueuePosition.pointee.weakCompareExchange(
                     expected: position, desired: position &+ 1, ordering: .relaxed)
                 if exchanged {
                     // Sequentially consistent, so that a close either happened before this read
                     // (then this producer backs out) or its drain waits for this cell.
-                    let closed = isClosed.load(ordering: .sequentiallyConsistent)
-                    messages[index] = closed ? nil : message
-                    sequences[index].store(position &+ 1, ordering: .releasing)
-                    return closed ? .closed : .pushed
+                    if isClosed.pointee.load(ordering: .sequentiallyConsistent) {
+                        sequenceCell(at: index).pointee.store(-(position &+ 1), ordering: .releasing)
+                        return .closed
+                    }
+                    messageCell(at: index).initialize(to: message)
+                    sequenceCell(at: index).pointee.store(position &+ 1, ordering: .releasing)
+                    return .pushed
                 }
                 position = current
             } else if sequence < position {
-                if isClosed.load(ordering: .relaxed) { return .closed }
+                if isClosed.pointee.load(ordering: .relaxed) { return .closed }
                 return .full
             } else {
-                position = enqueuePosition.load(ordering: .relaxed)
+                position = enqueuePosition.pointee.load(ordering: .relaxed)
             }
         }
     }
@@ -105,10 +168,10 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
         // The push must be visible before the flag is read: the consumer clears the flag and then
         // looks at the ring, so either it sees this message or this sender sees the flag clear.
         atomicMemoryFence(ordering: .sequentiallyConsistent)
-        guard !wakePending.load(ordering: .relaxed) else { return }
-        wakersInFlight.add(1, ordering: .sequentiallyConsistent)
-        if !wakePending.exchange(true, ordering: .sequentiallyConsistent) { wake.send() }
-        wakersInFlight.subtract(1, ordering: .releasing)
+        guard !wakePending.pointee.load(ordering: .relaxed) else { return }
+        wakersInFlight.pointee.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        if !wakePending.pointee.exchange(true, ordering: .sequentiallyConsistent) { wake.send() }
+        wakersInFlight.pointee.wrappingSubtract(1, ordering: .releasing)
     }
 
     /// The consumer's half: the message at `position` once it is published (`.some(nil)` for a
@@ -116,9 +179,16 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
     @inlinable
     func pop(at position: Int) -> Message?? {
         let index = position & mask
-        guard sequences[index].load(ordering: .acquiring) == position &+ 1 else { return nil }
-        let message = messages[index].take()
-        sequences[index].store(position &+ capacity, ordering: .releasing)
+        let sequence = sequenceCell(at: index).pointee.load(ordering: .acquiring)
+        let message: Message?
+        if sequence == position &+ 1 {
+            message = messageCell(at: index).move()
+        } else if sequence == -(position &+ 1) {
+            message = nil
+        } else {
+            return nil
+        }
+        sequenceCell(at: index).pointee.store(position &+ capacity, ordering: .releasing)
         return .some(message)
     }
 }
