@@ -16,4 +16,13 @@ enum Job: Sendable {
     case taskJob(UnownedJob)
     /// An idle placeholder left behind when a job is moved out of the buffer.
     case empty
+
+    /// Moves the job out of `job`, leaving `.empty`: how a job reaches a queue from code that can
+    /// only borrow it (a closure run under a lock), without a retain and a release of its closure.
+    @inline(__always)
+    static func take(_ job: inout Job) -> Job {
+        var moved = Job.empty
+        swap(&moved, &job)
+        return moved
+    }
 }

@@ -147,8 +147,8 @@ public final class Loop: Sendable {
     /// wakes the loop once. Throws `LoopError.shutDown` (or `.detached`) once the loop has begun
     /// shutting down: the work was not queued and will not run.
     @inline(__always)
-    public func post(_ work: @escaping @Sendable () -> Void) throws(LoopError) {
-        try enqueue(.run(work))
+    public func post(_ work: consuming @escaping @Sendable () -> Void) throws(LoopError) {
+        try enqueue(.run(consume work))
     }
 
     /// How long the loop keeps polling without blocking, after a drain that ran work, before it
@@ -190,13 +190,15 @@ public final class Loop: Sendable {
 
     /// Queues `job`: from another thread through the post queue (one lock, at most one wake-up
     /// per burst); from the loop's own thread into the loop-confined queue, with no lock at all.
+    /// The job is moved, never copied, into the queue: a copy would retain the closure's context
+    /// and release it again, two atomic operations per post.
     @inline(__always)
-    func enqueue(_ job: Job) throws(LoopError) {
+    func enqueue(_ job: consuming Job) throws(LoopError) {
         if isOnLoopThread {
             guard queue.isOpen else { throw queue.phase.refusal }
-            confined.withValue { $0.appendOwn(job) }
+            confined.withValue { $0.appendOwn(taking: &job) }
         } else {
-            try queue.append(job, waking: wake)
+            try queue.append(taking: &job, waking: wake)
         }
     }
 

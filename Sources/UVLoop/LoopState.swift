@@ -34,18 +34,14 @@ final class LoopState {
     /// Work the loop's own thread queued while the loop accepts work (posts and executor jobs),
     /// in queuing order. Only this thread touches it, so it needs no lock and no wake-up; it is
     /// behind a pointer for the same reason as `timerStorage` (one exclusivity check per post).
-    private let ownJobs: UnsafeMutablePointer<[Job]> = {
-        let storage = UnsafeMutablePointer<[Job]>.allocate(capacity: 1)
-        storage.initialize(to: [])
+    private let ownJobs: UnsafeMutablePointer<JobRing> = {
+        let storage = UnsafeMutablePointer<JobRing>.allocate(capacity: 1)
+        storage.initialize(to: JobRing())
         return storage
     }()
     /// Until when (monotonic nanoseconds) the loop polls without blocking, after a drain that ran
     /// work (`Loop.busyPoll`); zero when it does not.
     private var busyPollUntil: UInt64 = 0
-
-    /// The snapshot of `ownJobs` being drained, run from `ownBatchIndex` on.
-    private var ownBatch: [Job] = []
-    private var ownBatchIndex = 0
 
     private var nextIteration: [@Sendable () -> Void] = []
     private var nextIterationSnapshot: [@Sendable () -> Void] = []
@@ -188,14 +184,21 @@ final class LoopState {
     /// Queues a job from the loop's own thread (the caller checked that the loop accepts work).
     /// The idle handle makes the next poll non-blocking so that the job runs this turn or the next.
     @inline(__always)
-    func appendOwn(_ job: Job) {
+    func appendOwn(_ job: consuming Job) {
         ownJobs.pointee.append(job)
+        if !idle.isActive { idle.start() }
+    }
+
+    /// `appendOwn`, moving the job out of `job` (see `Job.take`).
+    @inline(__always)
+    func appendOwn(taking job: inout Job) {
+        ownJobs.pointee.append(Job.take(&job))
         if !idle.isActive { idle.start() }
     }
 
     /// Jobs queued by the loop's thread or left over from a drain's snapshot.
     private var hasOwnOrBatchedJobs: Bool {
-        batchIndex < batch.count || ownBatchIndex < ownBatch.count || !ownJobs.pointee.isEmpty
+        batchIndex < batch.count || !ownJobs.pointee.isEmpty
     }
 
     /// Runs at most `postBudget` queued jobs: those posted from other threads, then those the
@@ -212,33 +215,29 @@ final class LoopState {
         var jobs: [Job] = []
         swap(&jobs, &batch)
         var index = batchIndex
-        var own: [Job] = []
-        swap(&own, &ownBatch)
-        var ownIndex = ownBatchIndex
+        // The own ring is reached through its pointer on every use, never copied to a local: a
+        // job that drains re-entrantly takes from the same snapshot.
+        let own = ownJobs
         while remaining > 0 {
             if index < jobs.count {
                 remaining -= 1
                 run(Self.takeJob(from: &jobs, at: &index))
-            } else if ownIndex < own.count {
+            } else if own.pointee.hasSnapshotJobs {
                 remaining -= 1
-                run(Self.takeJob(from: &own, at: &ownIndex))
+                run(own.pointee.takeFromSnapshot())
             } else {
                 if tookSnapshot { break }
                 jobs.removeAll(keepingCapacity: true)
                 index = 0
-                own.removeAll(keepingCapacity: true)
-                ownIndex = 0
                 drainRequested = false
                 queue.takeAll(into: &jobs)
-                swap(&own, &ownJobs.pointee)
+                own.pointee.markSnapshot()
                 tookSnapshot = true
-                if jobs.isEmpty && own.isEmpty { break }
+                if jobs.isEmpty && !own.pointee.hasSnapshotJobs { break }
             }
         }
         swap(&jobs, &batch)
         batchIndex = index
-        swap(&own, &ownBatch)
-        ownBatchIndex = ownIndex
         if remaining < initialBudget { openBusyPollWindow() }
         if !tookSnapshot {
             // This call consumed a wake-up without looking at the queue: whatever that wake-up

@@ -54,14 +54,16 @@ final class PostQueue: Sendable {
     /// Appends `job` from a thread other than the loop's, and wakes the loop unless a wake-up is
     /// already pending. The wake is sent after the lock is released, registered in
     /// `wakersInFlight` so that the handle outlives the send.
+    /// `job` is moved into the queue (left `.empty`) when it is queued, and left as it was when
+    /// the loop refuses it.
     @inline(__always)
-    func append(_ job: consuming Job, waking wake: WakeHandle) throws(LoopError) {
-        let mustWake = try state.withLock { [job] (state: inout State) throws(LoopError) -> Bool in
+    func append(taking job: inout Job, waking wake: WakeHandle) throws(LoopError) {
+        let mustWake = try state.withLock { (state: inout State) throws(LoopError) -> Bool in
             guard state.phase == .open else { throw state.phase.refusal }
-            state.jobs.append(job)
+            state.jobs.append(Job.take(&job))
             if state.wakePending { return false }
             state.wakePending = true
-            wakersInFlight.add(1, ordering: .relaxed)
+            wakersInFlight.wrappingAdd(1, ordering: .relaxed)
             return true
         }
         if mustWake { sendRegisteredWake(wake) }
@@ -71,7 +73,7 @@ final class PostQueue: Sendable {
     @inline(__always)
     func sendRegisteredWake(_ wake: WakeHandle) {
         wake.send()
-        wakersInFlight.subtract(1, ordering: .releasing)
+        wakersInFlight.wrappingSubtract(1, ordering: .releasing)
     }
 
     /// Waits until every registered wake-up has been sent. Called by the loop's thread after the
