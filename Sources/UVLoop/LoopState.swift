@@ -320,7 +320,15 @@ final class LoopState {
     /// Schedules timer `id` (pending, allocated on any thread); `now` is the clock reading the
     /// caller resolved `deadline` against. A timer cancelled on its way here is dropped.
     func schedule(_ id: UInt64, deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: consuming TimerWork) {
-        if timers.insert(id, deadline: deadline, now: now, repetition: repetition, work: work) != nil { return }
+        // A timer scheduled from another thread can reach code on this thread by a way that
+        // overtakes its scheduling (an inbox, shared memory), and `fire()` there claims it before
+        // its work has arrived. That work runs now, as it arrives, instead of being dropped.
+        // (Read before `insert`, which frees the slot of a timer that is no longer pending.)
+        let firedOnItsWay = timers.shared.wasFired(id)
+        if let dropped = timers.insert(id, deadline: deadline, now: now, repetition: repetition, work: work) {
+            if firedOnItsWay { run(dropped) }
+            return
+        }
         noteScheduled(deadline, now: now)
     }
 

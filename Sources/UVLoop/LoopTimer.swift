@@ -53,6 +53,11 @@ public struct LoopTimer: Sendable, Hashable {
     /// `fire()` waits until the loop thread has run it. Returns `true` if this call ran it; `false`
     /// if the timer already ran, was cancelled, or the loop has shut down. A timer never runs twice
     /// through `fire()`, and a repeating timer that is fired stops repeating.
+    ///
+    /// One exception to "inline": a timer scheduled on another thread travels to the loop as a
+    /// post. If its handle reaches the loop's thread by a faster way (an `Inbox`, shared memory)
+    /// and `fire()` is called there before that post has run, the closure is not on the loop yet:
+    /// `fire()` returns `true`, and the closure runs as soon as the post does, not at its deadline.
     @discardableResult
     public func fire() -> Bool {
         if loop.isOnLoopThread { return loop.fireNow(self) }

@@ -148,6 +148,12 @@ final class TimerSlots: Sendable {
         return statuses.compareExchange(slot, expected: word, desired: word | status)
     }
 
+    /// Whether timer `id` was ended by `fire()` (and its slot not reused since).
+    @inline(__always)
+    func wasFired(_ id: UInt64) -> Bool {
+        statuses.load(Self.slot(id)) == Self.pendingWord(id) | Self.fired
+    }
+
     /// Whether `id` is the slot's current timer (pending or not).
     @inline(__always)
     func isCurrent(_ id: UInt64) -> Bool {

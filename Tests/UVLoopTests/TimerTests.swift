@@ -66,6 +66,48 @@ final class TimerTests: XCTestCase {
         XCTAssertFalse(ran.fire())
     }
 
+    /// A timer scheduled on another thread whose handle reaches the loop's thread before its
+    /// scheduling post has run (here through a thread join): `fire()` there claims it, and its
+    /// closure runs once, when the scheduling arrives, not at its deadline and not never.
+    func testFireOnTheLoopThreadBeforeAnotherThreadsSchedulingArrivesRunsItOnArrival() throws {
+        let loop = try Loop.manual()
+        let runs = Atomic<Int>(0)
+        let handle = NativeMutex<LoopTimer?>(nil)
+        onThreads(1) { _ in
+            let timer = try! loop.schedule(after: .seconds(3600)) { runs.add(1, ordering: .relaxed) }
+            handle.withLock { $0 = timer }
+        }
+        let timer = try XCTUnwrap(handle.withLock { $0 })
+        XCTAssertTrue(timer.isPending)
+        XCTAssertTrue(timer.fire(), "this call fired it")
+        XCTAssertFalse(timer.isPending)
+        XCTAssertFalse(timer.fire(), "never twice")
+        XCTAssertFalse(timer.cancel())
+        XCTAssertEqual(runs.load(ordering: .relaxed), 0, "its closure has not reached the loop yet")
+        try loop.runUntilIdle()
+        XCTAssertEqual(runs.load(ordering: .relaxed), 1, "runs as its scheduling arrives")
+        XCTAssertEqual(loop.scheduledTimerCount, 0)
+        try loop.advanceTime(by: .seconds(7200))
+        XCTAssertEqual(runs.load(ordering: .relaxed), 1, "and not again at its deadline")
+    }
+
+    /// The same race with `cancel()`: the closure never runs, and is dropped when it arrives.
+    func testCancelOnTheLoopThreadBeforeAnotherThreadsSchedulingArrivesDropsIt() throws {
+        let loop = try Loop.manual()
+        let runs = Atomic<Int>(0)
+        let handle = NativeMutex<LoopTimer?>(nil)
+        onThreads(1) { _ in
+            let timer = try! loop.schedule(after: .seconds(1)) { runs.add(1, ordering: .relaxed) }
+            handle.withLock { $0 = timer }
+        }
+        let timer = try XCTUnwrap(handle.withLock { $0 })
+        XCTAssertTrue(timer.cancel())
+        try loop.runUntilIdle()
+        try loop.advanceTime(by: .seconds(2))
+        XCTAssertEqual(runs.load(ordering: .relaxed), 0)
+        XCTAssertEqual(loop.scheduledTimerCount, 0)
+    }
+
     func testFireFromAnotherThreadRunsOnTheLoopThread() throws {
         let thread = try Loop.startThread()
         let ranOnLoop = Atomic<Bool>(false)
