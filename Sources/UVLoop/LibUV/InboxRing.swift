@@ -37,16 +37,15 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
     @usableFromInline let mask: Int
     /// The cells, `cellStride` bytes apart: each a sequence number (`Atomic<Int>`, at offset 0)
     /// followed by its message (`Message`, at `messageOffset`; initialized only while published),
-    /// like C's `{seq, value}` cells,
-    /// so that one cache line carries both. Sequences and messages are reached through separate
-    /// pointers: a Swift access to a whole cell would overlap the other side's atomic access to
-    /// its sequence. A message is written by the producer that claimed the cell before it
-    /// publishes the sequence, read by the consumer after it has seen it, never touched by two
-    /// threads at once.
+    /// like C's `{seq, value}` cells, so that one cache line carries both. Sequences and messages
+    /// are reached through separate pointers: a Swift access to a whole cell would overlap the
+    /// other side's atomic access to its sequence. A message is written by the producer that
+    /// claimed the cell before it publishes the sequence, read by the consumer after it has seen
+    /// it, never touched by two threads at once.
     @usableFromInline let cells: UnsafeMutableRawPointer
-    /// The counters and flags both sides touch, each on its own cache line: the
-    /// producers' compare-and-swap on `enqueuePosition` would otherwise evict, on every send, the
-    /// line the consumer reads this object's constant fields from, and the consumer's store to
+    /// The counters and flags both sides touch, each on its own cache line: the producers'
+    /// compare-and-swap on `enqueuePosition` would otherwise evict, on every send, the line the
+    /// consumer reads this object's constant fields from, and the consumer's store to
     /// `wakePending` the line the producers claim cells on.
     @usableFromInline let sharedLines: UnsafeMutableRawPointer
     /// The next position a producer claims. Producers only; the consumer reads it when closing.
