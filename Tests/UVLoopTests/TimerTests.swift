@@ -72,12 +72,7 @@ final class TimerTests: XCTestCase {
     func testFireOnTheLoopThreadBeforeAnotherThreadsSchedulingArrivesRunsItOnArrival() throws {
         let loop = try Loop.manual()
         let runs = Atomic<Int>(0)
-        let handle = NativeMutex<LoopTimer?>(nil)
-        onThreads(1) { _ in
-            let timer = try! loop.schedule(after: .seconds(3600)) { runs.add(1, ordering: .relaxed) }
-            handle.withLock { $0 = timer }
-        }
-        let timer = try XCTUnwrap(handle.withLock { $0 })
+        let timer = scheduleOnAnotherThread(loop, after: .seconds(3600)) { runs.add(1, ordering: .relaxed) }
         XCTAssertTrue(timer.isPending)
         XCTAssertTrue(timer.fire(), "this call fired it")
         XCTAssertFalse(timer.isPending)
@@ -95,17 +90,25 @@ final class TimerTests: XCTestCase {
     func testCancelOnTheLoopThreadBeforeAnotherThreadsSchedulingArrivesDropsIt() throws {
         let loop = try Loop.manual()
         let runs = Atomic<Int>(0)
-        let handle = NativeMutex<LoopTimer?>(nil)
-        onThreads(1) { _ in
-            let timer = try! loop.schedule(after: .seconds(1)) { runs.add(1, ordering: .relaxed) }
-            handle.withLock { $0 = timer }
-        }
-        let timer = try XCTUnwrap(handle.withLock { $0 })
+        let timer = scheduleOnAnotherThread(loop, after: .seconds(1)) { runs.add(1, ordering: .relaxed) }
         XCTAssertTrue(timer.cancel())
         try loop.runUntilIdle()
         try loop.advanceTime(by: .seconds(2))
         XCTAssertEqual(runs.load(ordering: .relaxed), 0)
         XCTAssertEqual(loop.scheduledTimerCount, 0)
+    }
+
+    /// Schedules `body` from a new thread and returns the handle through the thread's join, a
+    /// way that overtakes the scheduling's post to the loop.
+    private func scheduleOnAnotherThread(
+        _ loop: Loop, after delay: Duration, _ body: @escaping @Sendable () -> Void
+    ) -> LoopTimer {
+        let handle = NativeMutex<LoopTimer?>(nil)
+        onThreads(1) { _ in
+            let timer = try! loop.schedule(after: delay, body)
+            handle.withLock { $0 = timer }
+        }
+        return handle.withLock { $0 }!
     }
 
     func testFireFromAnotherThreadRunsOnTheLoopThread() throws {
