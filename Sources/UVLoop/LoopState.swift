@@ -192,8 +192,7 @@ final class LoopState {
     /// `appendOwn`, moving the job out of `job` (see `Job.take`).
     @inline(__always)
     func appendOwn(taking job: inout Job) {
-        ownJobs.pointee.append(Job.take(&job))
-        if !idle.isActive { idle.start() }
+        appendOwn(Job.take(&job))
     }
 
     /// Jobs queued by the loop's thread or left over from a drain's snapshot.
@@ -318,15 +317,12 @@ final class LoopState {
     // MARK: timers
 
     /// Schedules timer `id` (pending, allocated on any thread); `now` is the clock reading the
-    /// caller resolved `deadline` against. A timer cancelled on its way here is dropped.
+    /// caller resolved `deadline` against. A timer cancelled on its way here is dropped; one fired
+    /// on its way (see `TimerQueue.insert`) runs now.
     func schedule(_ id: UInt64, deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: consuming TimerWork) {
-        // A timer scheduled from another thread can reach code on this thread by a way that
-        // overtakes its scheduling (an inbox, shared memory), and `fire()` there claims it before
-        // its work has arrived. That work runs now, as it arrives, instead of being dropped.
-        // (Read before `insert`, which frees the slot of a timer that is no longer pending.)
-        let firedOnItsWay = timers.shared.wasFired(id)
-        if let dropped = timers.insert(id, deadline: deadline, now: now, repetition: repetition, work: work) {
-            if firedOnItsWay { run(dropped) }
+        if let ended = timers.insert(id, deadline: deadline, now: now, repetition: repetition, work: work) {
+            // Fired on its way here: it runs now, as it arrives. Cancelled: dropped here.
+            if ended.wasFired { run(ended.work) }
             return
         }
         noteScheduled(deadline, now: now)

@@ -142,15 +142,19 @@ struct TimerQueue: ~Copyable {
     }
 
     /// Schedules timer `id`, allocated earlier on any thread; `now` is the loop's time. If the
-    /// timer is no longer pending (cancelled on its way here), frees its slot instead and hands the
-    /// work back for the caller to drop.
+    /// timer is no longer pending, frees its slot instead and hands the work back: to drop when it
+    /// was cancelled on its way here, to run when `fire()` claimed it on the loop's thread before
+    /// its scheduling arrived (its handle overtook the scheduling post, through an inbox or
+    /// shared memory).
     mutating func insert(
         _ id: UInt64, deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: consuming TimerWork
-    ) -> TimerWork? {
+    ) -> (work: TimerWork, wasFired: Bool)? {
         let slot = TimerSlots.slot(id)
         guard shared.isPending(id) else {
+            // Read before `free`, which may hand the slot to another thread for a new timer.
+            let wasFired = shared.wasFired(id)
             free(slot)
-            return work
+            return (work, wasFired)
         }
         store(slot, deadline: deadline, now: now, repetition: repetition, work: work)
         return nil
