@@ -9,6 +9,9 @@ import CLibUV
 ///   (posted work left over or posted from the loop thread, next-iteration work, due timers,
 ///   pending chunked loops), which also makes libuv poll with a zero timeout; it fires due timers,
 ///   drains posted work, then runs one chunk of a chunked loop (see `ChunkScheduler`);
+/// - the prepare handle (prepare phase): before a poll that may block, runs work posted from
+///   other threads since the last drain (their posts did not wake the loop, which was awake), or
+///   tells producers that the next post must wake it;
 /// - the async handle (poll phase): drains work posted from other threads;
 /// - the check handle (check phase): drains work the loop thread posted during poll, then runs
 ///   the next-iteration snapshot.
@@ -21,6 +24,7 @@ final class LoopState {
     private(set) var wake: WakeHandle!
     private(set) var idle: IdleHandle!
     private(set) var check: CheckHandle!
+    private var prepare: PrepareHandle!
     private var wakeTimer: WakeTimer!
     let threadPool: ThreadPoolQueue
 
@@ -92,6 +96,7 @@ final class LoopState {
         wake = try WakeHandle(loop: native) { [unowned self] in self.onWake() }
         idle = try IdleHandle(loop: native) { [unowned self] in self.onIdle() }
         check = try CheckHandle(loop: native) { [unowned self] in self.onCheck() }
+        prepare = try PrepareHandle(loop: native) { [unowned self] in self.onPrepare() }
         wakeTimer = try WakeTimer(loop: native) { [unowned self] in self.onWakeTimer() }
         if !native.isOwned {
             // On a loop that C code owns, waiting for posts must not keep the owner's uv_run alive.
@@ -116,6 +121,18 @@ final class LoopState {
         drainPosted()
         if chunkedLoops.isPending { runChunk() }
         afterCallback()
+    }
+
+    /// The last callback before libuv polls. With the idle handle active the poll does not block,
+    /// and the idle phase drains next turn. Otherwise, posts that arrived while the loop was awake
+    /// (they did not wake it) run now, once; if more arrived meanwhile, the idle handle makes the
+    /// poll non-blocking. Only a queue seen empty lets the poll block, and re-arms the wake-up.
+    private func onPrepare() {
+        guard !handlesClosed, !idle.isActive, queue.rearmWakeUnlessPending() else { return }
+        drainPosted()
+        afterCallback()
+        guard !handlesClosed, !idle.isActive, queue.rearmWakeUnlessPending() else { return }
+        requestDrain()
     }
 
     private func onCheck() {
@@ -465,6 +482,7 @@ final class LoopState {
         wake.close()
         idle.close()
         check.close()
+        prepare.close()
         wakeTimer.close()
         handlesClosed = true
     }

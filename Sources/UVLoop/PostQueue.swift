@@ -15,8 +15,11 @@ enum LoopPhase: Sendable, Equatable {
 ///
 /// Producers append under a mutex; the loop's thread swaps the whole buffer out in one lock and
 /// runs it outside the lock, so a producer never waits for work to run. Both buffers keep their
-/// capacity, so in steady state posting allocates nothing. `wakePending` makes a burst of posts
-/// cost one wake-up: only the post that finds it clear wakes the loop. (The loop's own thread
+/// capacity, so in steady state posting allocates nothing. `wakePending` makes posting cost no
+/// wake-up while the loop is awake: only the post that finds it clear wakes the loop, and the loop
+/// clears it only right before a poll that may block, in the lock that sees the queue empty
+/// (`rearmWakeUnlessPending`). Until then the loop looks at the queue again before it polls, so
+/// a post that arrives while it works costs neither producer nor loop a system call. (The loop's own thread
 /// queues into `LoopState`'s loop-confined queue instead, without the lock, while the loop is
 /// open; once shutdown begins, its executor jobs come here too.)
 final class PostQueue: Sendable {
@@ -82,12 +85,25 @@ final class PostQueue: Sendable {
         while wakersInFlight.load(ordering: .acquiring) != 0 { sched_yield() }
     }
 
-    /// Swaps the pending jobs into `buffer` (which must be empty) and clears the wake flag.
+    /// Swaps the pending jobs into `buffer` (which must be empty). The wake flag stays set: the
+    /// loop is awake, and `rearmWakeUnlessPending` runs before it next blocks.
     @inline(__always)
     func takeAll(into buffer: inout [Job]) {
         state.withLock { state in
             swap(&state.jobs, &buffer)
+        }
+    }
+
+    /// Called by the loop's thread right before a poll that may block. Returns true when jobs are
+    /// queued (the loop must run them instead of blocking; the wake flag stays set). Otherwise
+    /// clears the wake flag, in the same lock that saw the queue empty, so that the next post
+    /// wakes the loop, and returns false.
+    @inline(__always)
+    func rearmWakeUnlessPending() -> Bool {
+        state.withLock { state in
+            if !state.jobs.isEmpty { return true }
             state.wakePending = false
+            return false
         }
     }
 

@@ -44,6 +44,42 @@ final class PostTests: XCTestCase {
         loop.shutdown()
     }
 
+    /// A post from another thread that arrives while the loop is awake sends no wake-up (one is
+    /// still pending); the loop looks at the queue before it polls, so the post runs in that turn.
+    func testAPostFromAnotherThreadWhileTheLoopIsAwakeRunsBeforeTheLoopPolls() throws {
+        let loop = try Loop.manual()
+        let log = Recorder<String>()
+        onThreads(1) { _ in
+            try! loop.post {
+                log.append("A")
+                onThreads(1) { _ in try! loop.post { log.append("B") } }
+            }
+        }
+        try loop.runOnce()
+        XCTAssertEqual(log.values, ["A", "B"], "B arrived while the loop ran A, and ran in the same turn")
+        XCTAssertFalse(try loop.runOnce(), "nothing is left")
+        loop.shutdown()
+    }
+
+    /// A chain of posts, each made from a new thread while the loop runs the previous one, so
+    /// that none of them wakes the loop: every link must still run without further help.
+    func testPostsThatNeverWakeTheLoopAllRun() throws {
+        let thread = try Loop.startThread(name: "awake-chain")
+        let loop = thread.loop
+        let links = 200
+        let done = DispatchSemaphore(value: 0)
+        let ran = Atomic<Int>(0)
+        @Sendable func link(_ i: Int) {
+            ran.add(1, ordering: .relaxed)
+            if i == links { done.signal(); return }
+            onThreads(1) { _ in try! loop.post { link(i + 1) } }
+        }
+        try loop.post { link(1) }
+        XCTAssertEqual(done.wait(timeout: .now() + 60), .success, "a post that found a wake-up pending was never run")
+        XCTAssertEqual(ran.load(ordering: .relaxed), links)
+        try thread.shutdown()
+    }
+
     func testBudgetBoundsEachDrainAndTheRestRunsNextTurn() throws {
         let loop = try Loop(clock: .manual, postBudget: 10)
         let count = Atomic<Int>(0)

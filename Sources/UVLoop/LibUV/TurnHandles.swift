@@ -50,6 +50,27 @@ struct CheckHandle {
     func close() { closeAndFree(pointer.asHandle) }
 }
 
+/// A `uv_prepare_t`: runs right before the loop polls for I/O, which is the last moment to decide
+/// whether that poll may block. Always active and unreferenced (it never keeps a loop alive on its
+/// own). Loop thread only.
+struct PrepareHandle {
+    let pointer: UnsafeMutablePointer<uv_prepare_t>
+
+    init(loop: NativeLoop, _ onPrepare: @escaping () -> Void) throws(LoopError) {
+        pointer = allocateHandle(uv_prepare_t.self)
+        let status = uv_prepare_init(loop.pointer, pointer)
+        guard status == 0 else {
+            UnsafeMutableRawPointer(pointer).deallocate()
+            throw LoopError.libuv(status, "uv_prepare_init")
+        }
+        HandleCallback.attach(onPrepare, to: pointer.asHandle)
+        _ = uv_prepare_start(pointer) { HandleCallback.fire($0?.asHandle) }
+        uv_unref(pointer.asHandle)
+    }
+
+    func close() { closeAndFree(pointer.asHandle) }
+}
+
 /// The single `uv_timer_t` that wakes the loop for the earliest Swift timer. Loop thread only.
 struct WakeTimer {
     let pointer: UnsafeMutablePointer<uv_timer_t>
