@@ -143,7 +143,7 @@ final class LoopSerialExecutor: SerialExecutor {
     }
 
     /// The hot path: from the loop's thread one append to its own queue; from another thread one
-    /// lock, one append, at most one wake per burst.
+    /// lock, one append, and a wake-up only if the loop may be asleep.
     @inline(__always)
     func submit(_ job: Job, late: @autoclosure () -> LateJob) {
         let onLoopThread = ThreadIdentity.current == thread

@@ -23,7 +23,7 @@ enum LateJob: Sendable {
 extension PostQueue {
     /// Admits a Swift concurrency job. `SerialExecutor.enqueue` cannot throw, so unlike a post a
     /// job is never refused:
-    /// - open: appended like a post (one wake per burst);
+    /// - open: appended like a post (a wake-up only if the loop may be asleep);
     /// - shutting down: appended without a wake; the shutdown drain runs it before the loop closes
     ///   (shutdown already woke the loop, and a wake could reach a handle being closed);
     /// - closed or detached: handed to the late runner, or the caller becomes it.
