@@ -144,8 +144,9 @@ public final class Loop: Sendable {
     /// Runs `work` soon on the loop's thread; never inline, even when called on the loop's thread.
     ///
     /// Callable from any thread. Work posted by one thread runs in posting order. A post wakes
-    /// the loop only when it may be asleep: posts that arrive while it is awake cost no wake-up. Throws `LoopError.shutDown` (or `.detached`) once the loop has begun
-    /// shutting down: the work was not queued and will not run.
+    /// the loop only when it may be asleep: posts that arrive while it is awake cost no wake-up.
+    /// Throws `LoopError.shutDown` (or `.detached`) once the loop has begun shutting down: the
+    /// work was not queued and will not run.
     @inline(__always)
     public func post(_ work: consuming @escaping @Sendable () -> Void) throws(LoopError) {
         try enqueue(.run(consume work))
@@ -189,7 +190,8 @@ public final class Loop: Sendable {
     }
 
     /// Queues `job`: from another thread through the post queue (one lock, and a wake-up only if
-    /// the loop may be asleep); from the loop's own thread into the loop-confined queue, with no lock at all.
+    /// the loop may be asleep); from the loop's own thread into the loop-confined queue, with no
+    /// lock at all.
     /// The job is moved, never copied, into the queue: a copy would retain the closure's context
     /// and release it again, two atomic operations per post.
     @inline(__always)

@@ -19,12 +19,14 @@ enum LoopPhase: Sendable, Equatable {
 /// wake-up while the loop is awake: only the post that finds it clear wakes the loop, and the loop
 /// clears it only right before a poll that may block, in the lock that sees the queue empty
 /// (`rearmWakeUnlessPending`). Until then the loop looks at the queue again before it polls, so
-/// a post that arrives while it works costs neither producer nor loop a system call. (The loop's own thread
-/// queues into `LoopState`'s loop-confined queue instead, without the lock, while the loop is
-/// open; once shutdown begins, its executor jobs come here too.)
+/// a post that arrives while it works costs neither producer nor loop a system call. (The loop's
+/// own thread queues into `LoopState`'s loop-confined queue instead, without the lock, while the
+/// loop is open; once shutdown begins, its executor jobs come here too.)
 final class PostQueue: Sendable {
     struct State {
         var jobs: [Job] = []
+        /// Set by the post that wakes the loop (and by shutdown); cleared only by
+        /// `rearmWakeUnlessPending`, right before a poll that may block.
         var wakePending = false
         var phase = LoopPhase.open
         /// After close: the thread running executor jobs that arrived too late for the loop, and
