@@ -128,11 +128,17 @@ final class LoopState {
     /// (they did not wake it) run now, once; if more arrived meanwhile, the idle handle makes the
     /// poll non-blocking. Only a queue seen empty lets the poll block, and re-arms the wake-up.
     private func onPrepare() {
-        guard !handlesClosed, !idle.isActive, queue.rearmWakeUnlessPending() else { return }
+        guard postsWaitBeforeABlockingPoll() else { return }
         drainPosted()
         afterCallback()
-        guard !handlesClosed, !idle.isActive, queue.rearmWakeUnlessPending() else { return }
-        requestDrain()
+        if postsWaitBeforeABlockingPoll() { requestDrain() }
+    }
+
+    /// Whether the coming poll may block (handles open, idle handle off) while posts from other
+    /// threads wait. When it may block and none wait, this re-arms the wake-up, in the lock that
+    /// saw the queue empty.
+    private func postsWaitBeforeABlockingPoll() -> Bool {
+        !handlesClosed && !idle.isActive && queue.rearmWakeUnlessPending()
     }
 
     private func onCheck() {
