@@ -60,7 +60,7 @@ enum UVLoopSide {
             let loop = r.loop
             return Session(run: {
                 let d = OnLoopDriver(n: n, batch: batch)
-                @Sendable func drive() { d.step({ try! loop.post($0) }, again: { try! loop.post { drive() } }) }
+                @Sendable func drive() { d.step({ work in try! loop.post(consume work) }, again: { try! loop.post { drive() } }) }
                 let t0 = nowNs()
                 try loop.post { drive() }
                 d.counter.wait()
@@ -77,7 +77,7 @@ enum UVLoopSide {
             return Session(run: {
                 let d = OnLoopDriver(n: n, batch: batch)
                 @Sendable func drive() {
-                    d.step({ try! loop.postNextIteration($0) }, again: { try! loop.postNextIteration { drive() } })
+                    d.step({ work in try! loop.postNextIteration(consume work) }, again: { try! loop.postNextIteration { drive() } })
                 }
                 let t0 = nowNs()
                 try loop.post { drive() }

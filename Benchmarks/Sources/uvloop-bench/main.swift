@@ -189,6 +189,8 @@ let targets: [Target] = [
     within(2, "post_cross_thread", postN, "libuv_c", 2, "... and within 2x of raw C (mutex queue, malloc per post)"),
     allocsAtMost(2, "post_cross_thread", postN, 1, "... at most 1 allocation per post"),
     faster(2, "post_on_loop", postN, "nio", 4, "post from the loop thread >= 4x faster than NIO execute on the loop"),
+    allocsAtMost(2, "post_on_loop", postN, 1, "... at most 1 allocation per post"),
+    allocsAtMost(2, "post_next_iteration", postN, 1, "post for the next iteration: at most 1 allocation per post"),
     allocsAtMost(2, "post_cross_thread_noalloc", postN, 0, "zero-allocation path: 0 allocations per post"),
     within(2, "post_cross_thread_noalloc", postN, "libuv_c_lockfree", 1.5, "... within 1.5x of the C lock-free handoff"),
     faster(2, "post_cross_thread_noalloc", postN, "nio", 10, "... >= 10x faster than NIO execute"),
