@@ -180,12 +180,13 @@ public final class Loop: Sendable {
     /// for the following turn; from another thread it goes through the post queue (keeping that
     /// thread's order) and joins the next-iteration queue when the loop drains it. While this queue
     /// is not empty the loop does not block in poll. Throws like `post`.
-    public func postNextIteration(_ work: @escaping @Sendable () -> Void) throws(LoopError) {
+    public func postNextIteration(_ work: consuming @escaping @Sendable () -> Void) throws(LoopError) {
         if isOnLoopThread {
             guard queue.isOpen else { throw queue.phase.refusal }
-            confined.value.appendNextIteration(work)
+            var job = Job.run(consume work)
+            confined.withValue { $0.appendNextIteration(Job.take(&job)) }
         } else {
-            try enqueue(.nextIteration(work))
+            try enqueue(.nextIteration(consume work))
         }
     }
 

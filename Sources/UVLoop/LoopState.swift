@@ -47,8 +47,10 @@ final class LoopState {
     /// work (`Loop.busyPoll`); zero when it does not.
     private var busyPollUntil: UInt64 = 0
 
-    private var nextIteration: [@Sendable () -> Void] = []
-    private var nextIterationSnapshot: [@Sendable () -> Void] = []
+    /// Stored as `Job`s, not as bare closures: an array of closures keeps them at the generic
+    /// abstraction, and converting each one to it allocates a thunk (a second allocation per post).
+    private var nextIteration: [Job] = []
+    private var nextIterationSnapshot: [Job] = []
 
     /// The timer queue lives behind a pointer: as a stored property of this class, every
     /// mutation would pay a run-time exclusivity check (callgrind: about 300 instructions per
@@ -281,7 +283,7 @@ final class LoopState {
     private func run(_ job: consuming Job) {
         switch consume job {
         case .run(let work): work()
-        case .nextIteration(let work): appendNextIteration(work)
+        case .nextIteration(let work): appendNextIteration(.run(work))
         case .threadPoolWork(let job): threadPool.submit(job)
         case .actorJob(let job): job.runSynchronously(on: executors!.serial)
         case .taskJob(let job): job.runSynchronously(on: executors!.task)
@@ -314,28 +316,26 @@ final class LoopState {
 
     // MARK: next iteration
 
-    func appendNextIteration(_ work: @escaping @Sendable () -> Void) {
-        nextIteration.append(work)
+    /// Queues `job` (a `.run`) for the next iteration's check phase.
+    func appendNextIteration(_ job: consuming Job) {
+        nextIteration.append(job)
         if !check.isActive { check.start() }
         if !idle.isActive { idle.start() }
     }
 
     private func runNextIterationSnapshot() {
-        var snapshot: [@Sendable () -> Void] = []
+        var snapshot: [Job] = []
         swap(&snapshot, &nextIterationSnapshot)
         swap(&nextIteration, &snapshot)
         var index = 0
         while index < snapshot.count {
-            let work = snapshot[index]
-            snapshot[index] = Self.noWork
+            let job = Job.take(&snapshot[index])
             index += 1
-            work()
+            run(job)
         }
         snapshot.removeAll(keepingCapacity: true)
         swap(&snapshot, &nextIterationSnapshot)
     }
-
-    private static let noWork: @Sendable () -> Void = {}
 
     // MARK: timers
 
