@@ -52,39 +52,44 @@ extension OperationRequest {
 
     /// Completes a composite with its children's results.
     func finishComposite(with result: Result<Value, any Error>) {
-        let cancelled = state.withLock { state in
+        let (cancelled, closures) = state.withLock { state in
             state.stage = .completing
-            return state.cancelRequested
+            return (state.cancelRequested, state.takeClosures())
         }
-        deliver(Outcome(result: result, isCancelled: cancelled))
+        deliver(Outcome(result: result, isCancelled: cancelled), closures: Self.typed(closures))
+    }
+
+    /// The closures that `RequestState` holds type-erased: only this request's are ever stored.
+    @inlinable
+    static func typed(_ closures: consuming any AnyObject & Sendable) -> OperationClosures<Value> {
+        closures as! OperationClosures<Value>
     }
 
     /// Runs the transform and completion, leaves the session, wakes waiters, tells the parent.
+    /// `closures` are the request's, which the state gave up when completing began: the last
+    /// strong reference to them.
     @inlinable
-    func deliver(_ decided: consuming Outcome<Value>) {
+    func deliver(_ decided: consuming Outcome<Value>, closures: consuming OperationClosures<Value>) {
         var outcome = decided
         closures.transform?(&outcome)
         closures.completion?(outcome)
+        // Released here, before the waiters wake, so that they find what the closures captured
+        // released. This may run deinits, which are user code: no lock is held.
+        _ = consume closures
         leaveSession()
         // Copied only for a parent; everyone else reads the outcome from the state.
         let parentsOutcome = onFinish == nil ? nil : outcome
         // Swapped in: assigning an existential goes through a generic assign (callgrind: about 90
         // instructions); a swap moves both values, and the `()` swapped out costs little to destroy.
         var erased: any Sendable = consume outcome
-        // Taken out under the lock, dropped after it: releasing what the closures captured may run
-        // deinits, which are user code.
-        var releasedClosures: (any AnyObject & Sendable)? = nil
         let waiting = state.withLock { state -> (ThreadEvent?, [CheckedContinuation<Void, Never>])? in
             state.stage = .finished
             swap(&state.outcome, &erased)
-            swap(&state.closures, &releasedClosures)
             // Most requests have no waiter: then there is nothing to take out (and release).
             guard state.waiters != nil || !state.continuations.isEmpty else { return nil }
             defer { state.waiters = nil; state.continuations = [] }
             return (state.waiters, state.continuations)
         }
-        // Before the waiters wake, so that they find what the closures captured released.
-        releasedClosures = nil
         if let (waiters, continuations) = waiting {
             waiters?.signal()
             for continuation in continuations { continuation.resume() }
@@ -126,7 +131,9 @@ extension OperationRequest {
     /// A pool thread: runs the worker; a throw becomes the outcome's error.
     @inlinable
     func runWorker(_ work: ThreadPoolWork) {
-        // Only a worker request is ever queued (`begin`), so `worker` is set.
+        // The state holds the closures until completing begins, which only the loop's thread does,
+        // after this returns. Only a worker request is ever queued (`begin`), so `worker` is set.
+        let closures = Self.typed(state.withLock { $0.closures! })
         let result = Result { try closures.worker!() }
         if Self.resultFitsWork {
             work.storeResult(result)
@@ -139,9 +146,9 @@ extension OperationRequest {
     /// Loop thread, exactly once: decides the outcome and delivers it.
     @inlinable
     func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) {
-        let cancelRequested = state.withLock { state in
+        let (cancelRequested, closures) = state.withLock { state in
             state.stage = .completing
-            return state.cancelRequested
+            return (state.cancelRequested, state.takeClosures())
         }
         let result: Result<Value, any Error>?
         if cancelled {
@@ -156,7 +163,7 @@ extension OperationRequest {
             }
             result = Self.unerased(boxed).result
         }
-        deliver(Outcome(result: result, isCancelled: cancelled || cancelRequested))
+        deliver(Outcome(result: result, isCancelled: cancelled || cancelRequested), closures: Self.typed(closures))
     }
 }
 

@@ -31,9 +31,6 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     public let loop: Loop
     /// The operation's name.
     public let name: String?
-    /// The worker, transform and completion: reached without owning them, so that the state can
-    /// release them when the request completes (see `OperationClosures`).
-    @usableFromInline unowned let closures: OperationClosures<Value>
     /// The driver, for a composite; nil for a worker request.
     @usableFromInline let driver: CompositeDriver<Value>?
     /// A parent composite's hook, called last.
@@ -65,7 +62,6 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         }
         let closures = OperationClosures(
             worker: worker, transform: runnable.transform, completion: runnable.completion)
-        self.closures = closures
         sessionSlot = Atomic(-1)
         state = AnnotatedMutex(RequestState(closures: closures))
         // Captures nothing once specialised, so it costs no allocation there.
