@@ -56,7 +56,7 @@ extension OperationRequest {
             state.stage = .completing
             return (state.cancelRequested, state.takeClosures())
         }
-        deliver(Outcome(result: result, isCancelled: cancelled), closures: Self.typed(closures))
+        deliver(Outcome(result: result, isCancelled: cancelled), closures: Self.typed(consume closures))
     }
 
     /// The closures that `RequestState` holds type-erased: only this request's are ever stored.
@@ -163,7 +163,7 @@ extension OperationRequest {
             }
             result = Self.unerased(boxed).result
         }
-        deliver(Outcome(result: result, isCancelled: cancelled || cancelRequested), closures: Self.typed(closures))
+        deliver(Outcome(result: result, isCancelled: cancelled || cancelRequested), closures: Self.typed(consume closures))
     }
 }
 
