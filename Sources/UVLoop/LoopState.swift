@@ -244,8 +244,10 @@ final class LoopState {
         let own = ownJobs
         while remaining > 0 {
             if index < jobs.count {
+                let job = Job.take(&jobs[index])
+                index += 1
                 remaining -= 1
-                run(Self.takeJob(from: &jobs, at: &index))
+                run(job)
             } else if own.pointee.hasSnapshotJobs {
                 remaining -= 1
                 run(own.pointee.takeFromSnapshot())
@@ -268,15 +270,6 @@ final class LoopState {
             // announced must be picked up by a later drain.
             drainRequested = true
         }
-    }
-
-    /// Moves the job at `index` out of `jobs` (leaving `.empty`) and advances `index`.
-    @inline(__always)
-    private static func takeJob(from jobs: inout [Job], at index: inout Int) -> Job {
-        var job = Job.empty
-        swap(&job, &jobs[index])
-        index += 1
-        return job
     }
 
     @inline(__always)
