@@ -21,7 +21,7 @@ public struct ChunkBudget: Sendable, Hashable, CustomStringConvertible {
 
     let kind: Kind
 
-    /// Chunks of at most `duration` on the loop's clock; `duration` must be positive.
+    /// Chunks of at most `duration` on the loop's clock; `duration` must be at least 1 nanosecond.
     public static func time(_ duration: Duration) -> ChunkBudget { ChunkBudget(kind: .time(duration)) }
 
     /// Chunks of at most `count` items; `count` must be at least 1.
@@ -47,7 +47,7 @@ public struct ChunkBudget: Sendable, Hashable, CustomStringConvertible {
             let nanoseconds = duration.saturatingNanoseconds
             guard nanoseconds > 0 else {
                 throw .invalidArgument(
-                    "a chunked loop's time budget must be positive (got \(duration)); use .items(n) to bound chunks by count")
+                    "a chunked loop's time budget must be at least 1 nanosecond (got \(duration)); use .items(n) to bound chunks by count")
             }
             return .nanoseconds(UInt64(nanoseconds))
         case .items(let count):

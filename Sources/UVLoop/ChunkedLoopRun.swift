@@ -79,8 +79,12 @@ final class ChunkedLoopRun {
         case .budgetUsed:
             progress?(ChunkedLoopProgress(processed: processed, total: total))
         case .finished:
+            // Every item has run, so nothing is left to cancel: marked ended before the last
+            // progress report, a cancel from that callback returns false. A cancel that came
+            // first (from another thread, during the last item) is what the completion reports.
+            let cancelledFirst = !handle.markEnded()
             progress?(ChunkedLoopProgress(processed: processed, total: total))
-            end(.finished)
+            end(cancelledFirst ? .cancelled : .finished, alreadyMarked: true)
         case .cancelled:
             end(.cancelled)
         case .failed(let error):
@@ -101,10 +105,11 @@ final class ChunkedLoopRun {
     }
 
     /// Delivers the completion once and releases the closures, here on the loop's thread.
-    private func end(_ reason: ChunkedLoopCompletion.Reason) {
+    /// `alreadyMarked`: the caller has marked the handle ended and settled the reason.
+    private func end(_ reason: ChunkedLoopCompletion.Reason, alreadyMarked: Bool = false) {
         guard let completion else { return }
         var reason = reason
-        let wasRunning = handle.markEnded()
+        let wasRunning = alreadyMarked || handle.markEnded()
         switch reason {
         case .finished, .loopShutDown:
             // A cancel that returned true is what the completion reports.

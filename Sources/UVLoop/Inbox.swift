@@ -95,7 +95,8 @@ extension Loop {
         // for the message type (unspecialised, each message cost several generic metadata lookups).
         let wake = try attachInbox(
             deliver: { wake in consumer.deliver(wake: wake) },
-            finish: { wake in consumer.finish(wake: wake) })
+            finish: { wake in consumer.finish(wake: wake) },
+            hasWaiting: { consumer.hasWaiting })
         return Inbox(loop: self, ring: ring, wake: wake)
     }
 
@@ -109,14 +110,15 @@ extension Loop {
 
     /// Creates an inbox's wake handle on the loop's thread and registers its closer with the loop.
     /// `deliver` runs on each wake-up and returns whether the inbox is still open; `finish` runs
-    /// once, when the inbox or the loop closes.
+    /// once, when the inbox or the loop closes; `hasWaiting` tells a stepped loop's
+    /// `runUntilIdle()` that messages still wait.
     @usableFromInline
     func attachInbox(
-        deliver: @escaping @Sendable (WakeHandle) -> Bool, finish: @escaping @Sendable (WakeHandle) -> Void
+        deliver: @escaping @Sendable (WakeHandle) -> Bool, finish: @escaping @Sendable (WakeHandle) -> Void,
+        hasWaiting: @escaping @Sendable () -> Bool
     ) throws(LoopError) -> WakeHandle {
         let make: @Sendable () throws(LoopError) -> WakeHandle = { [self] () throws(LoopError) in
-            let phase = queue.phase
-            guard phase == .open else { throw phase.refusal }
+            guard queue.phase == .open else { throw queue.refusal }
             let state = confined.value
             let finished = LoopConfined(false)
             let key = ObjectIdentifier(finished)
@@ -127,6 +129,7 @@ extension Loop {
                 finish(wake)
                 handle = nil
                 state?.inboxClosers[key] = nil
+                state?.inboxBacklogs[key] = nil
             }
             let wake = try WakeHandle(loop: native) {
                 guard let wake = handle, !deliver(wake) else { return }
@@ -135,6 +138,7 @@ extension Loop {
             handle = wake
             if !native.isOwned { wake.unref() }
             state.inboxClosers[key] = finishOnce
+            state.inboxBacklogs[key] = hasWaiting
             return wake
         }
         if isOnLoopThread { return try make() }

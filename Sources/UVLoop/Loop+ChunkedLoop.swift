@@ -140,8 +140,7 @@ extension Loop {
                 body: body, progress: progress, completion: completion))
         }
         if isOnLoopThread {
-            let phase = queue.phase
-            guard phase == .open else { throw phase.refusal }
+            guard queue.phase == .open else { throw queue.refusal }
             admit(confined.value)
         } else {
             try enqueue(.run { [confined] in admit(confined.value) })

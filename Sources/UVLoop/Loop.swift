@@ -31,6 +31,11 @@ import CLibUV
 /// handle and closes the `uv_loop_t`. Nothing posted is dropped silently: it runs, or the call that
 /// posted it throws. Swift concurrency jobs, which cannot be refused, are described in the
 /// executor documentation (LoopExecutor.swift): none is dropped either.
+///
+/// Releasing the last reference shuts a loop down too (an adopted one: detaches it). What is
+/// still queued then runs on the releasing thread, so a loop with queued work must be released
+/// on its own thread (or shut down first); elsewhere that stops the program with a message that
+/// says so.
 public final class Loop: Sendable {
     let queue: PostQueue
     /// The status of every timer, shared with the timers' handles (any thread).
@@ -62,7 +67,7 @@ public final class Loop: Sendable {
     init(
         native: NativeLoop, clock: LoopClockSource, postBudget: Int, timerSlots: TimerSlots = TimerSlots()
     ) throws(LoopError) {
-        let queue = PostQueue()
+        let queue = PostQueue(refusesAsDetached: !native.isOwned)
         let state: LoopState
         do {
             state = try LoopState(
@@ -102,13 +107,29 @@ public final class Loop: Sendable {
     deinit {
         // No thread can be inside `run()` (it holds a reference), so closing here races nothing.
         let state = confined.value
-        guard native.isOwned, !state.handlesClosed else { return }
+        guard !state.handlesClosed else { return }
+        if !native.isOwned {
+            // UVLoop's handles call back into `state`, which goes with this object: they must be
+            // closed, and only the owner's thread may touch its loop.
+            precondition(
+                isOnLoopThread,
+                "UVLoop: an adopted Loop was released on another thread while still attached; call detach() on the owner's loop thread first")
+        } else if !isOnLoopThread {
+            // Shutting down runs what is still queued, which must happen on the loop's thread.
+            precondition(
+                !state.hasQueuedWork,
+                "UVLoop: a Loop with work still queued was released on another thread; shut it down on its own thread first (shutdown(), then runOnce())")
+        }
         queue.state.withLock { [queue] in
             if $0.phase == .open { $0.phase = .shuttingDown }
             queue.acceptsWork.store(false, ordering: .releasing)
         }
-        state.shutDownNow()
-        _ = native.closeOwned()
+        // An adopted loop released by a job it is running (the job held the last reference):
+        // the detach finishes when that callback returns, which keeps `state` alive until then.
+        // (An owned loop is never released inside its callbacks: whoever runs it holds it.)
+        if !native.isOwned, state.isInCallback { return }
+        state.shutDownNow(finalPhase: native.isOwned ? .closed : .detached)
+        if native.isOwned { _ = native.closeOwned() }
     }
 
     // MARK: identity
@@ -182,7 +203,7 @@ public final class Loop: Sendable {
     /// is not empty the loop does not block in poll. Throws like `post`.
     public func postNextIteration(_ work: consuming @escaping @Sendable () -> Void) throws(LoopError) {
         if isOnLoopThread {
-            guard queue.isOpen else { throw queue.phase.refusal }
+            guard queue.isOpen else { throw queue.refusal }
             var job = Job.run(consume work)
             confined.withValue { $0.appendNextIteration(Job.take(&job)) }
         } else {
@@ -198,7 +219,7 @@ public final class Loop: Sendable {
     @inline(__always)
     func enqueue(_ job: consuming Job) throws(LoopError) {
         if isOnLoopThread {
-            guard queue.isOpen else { throw queue.phase.refusal }
+            guard queue.isOpen else { throw queue.refusal }
             confined.withValue { $0.appendOwn(taking: &job) }
         } else {
             try queue.append(taking: &job, waking: wake)
@@ -271,7 +292,7 @@ public final class Loop: Sendable {
     ///
     /// - Parameter policy: `.fixedRate` keeps ticks on a grid of `interval`; `.fixedDelay` waits
     ///   `interval` after each callback returns. See `LoopTimer.RepeatPolicy`.
-    /// - Throws: `LoopError.invalidArgument` when `interval` is not positive.
+    /// - Throws: `LoopError.invalidArgument` when `interval` is shorter than 1 nanosecond.
     @discardableResult
     public func scheduleRepeating(
         every interval: Duration, after delay: Duration? = nil, policy: LoopTimer.RepeatPolicy = .fixedRate,
@@ -279,7 +300,7 @@ public final class Loop: Sendable {
     ) throws(LoopError) -> LoopTimer {
         let nanoseconds = interval.saturatingNanoseconds
         guard nanoseconds > 0 else {
-            throw LoopError.invalidArgument("a repeating timer's interval must be positive (got \(interval))")
+            throw LoopError.invalidArgument("a repeating timer's interval must be at least 1 nanosecond (got \(interval))")
         }
         let repetition = TimerRepetition(interval: UInt64(nanoseconds), policy: policy)
         return try schedule(after: delay ?? interval, repetition: repetition, work: .closure(work))
@@ -325,7 +346,7 @@ public final class Loop: Sendable {
             try insertFromOtherThread(timer, deadline: .after(nanoseconds), repetition: repetition, work: work)
             return timer
         }
-        guard queue.isOpen else { throw queue.phase.refusal }
+        guard queue.isOpen else { throw queue.refusal }
         let id = confined.withValue { $0.scheduleNew(after: nanoseconds, repetition: repetition, work: work) }
         return LoopTimer(loop: self, id: id)
     }
@@ -366,7 +387,7 @@ public final class Loop: Sendable {
         }
         guard queue.isOpen else {
             abandon(timer)
-            throw queue.phase.refusal
+            throw queue.refusal
         }
         let state = confined.value
         let now = state.now
@@ -532,8 +553,17 @@ public final class Loop: Sendable {
     ///
     /// Runs everything posted so far, cancels pending timers, and closes UVLoop's handles. Their
     /// memory is released by libuv's close callbacks, so let the owner's loop turn once
-    /// (`uv_run(loop, UV_RUN_NOWAIT)`) before `uv_loop_close`, which then returns 0. Afterwards
+    /// (`uv_run(loop, UV_RUN_NOWAIT)`) before `uv_loop_close`. Thread-pool work still in flight
+    /// (operations' workers) is not waited for: each finish runs on a later turn of the owner's
+    /// loop, and `uv_loop_close` returns `UV_EBUSY` until the last has run. From this call on,
     /// posting throws `LoopError.detached`.
+    ///
+    /// Called from inside one of UVLoop's callbacks on this loop (a posted closure, a timer,
+    /// next-iteration work, a chunked loop's body or callbacks, an actor job), the detach
+    /// finishes when that callback returns, within the same turn: work posted before the call
+    /// still runs first, and the rest of the callback's own work too (the rest of a timer burst,
+    /// of a chunk). Releasing the last reference to an attached `Loop` on the owner's thread
+    /// detaches it the same way; releasing it on another thread stops the program.
     /// - Throws: `LoopError.notOnLoopThread` from another thread, `.detached` when already detached,
     ///   `.invalidArgument` for an owned loop (use `shutdown()`).
     public func detach() throws(LoopError) {
@@ -548,7 +578,10 @@ public final class Loop: Sendable {
             return true
         }
         guard began else { throw .detached }
-        confined.value.shutDownNow(finalPhase: .detached)
+        let state = confined.value
+        // Inside one of the loop's callbacks the detach finishes when that callback returns.
+        if state.isInCallback { return }
+        state.shutDownNow(finalPhase: .detached)
     }
 
     /// Whether the loop still accepts work.

@@ -73,8 +73,16 @@ final class LoopState {
     /// Set while a thread is inside `uv_run` for this loop (through UVLoop or its C owner).
     var isRunning = false
     private(set) var handlesClosed = false
+    /// One of this state's libuv callbacks is on the stack. A detach requested inside one waits
+    /// for it to return (`afterCallback`): the callback may hold work it took out of the loop's
+    /// structures (the rest of a drained batch, a next-iteration snapshot, a repeating timer
+    /// between runs), and a shutdown run in its middle would miss that work and then see it
+    /// restart handles already closed.
+    private(set) var isInCallback = false
     /// Closers of inboxes, run at shutdown and detach.
     var inboxClosers: [ObjectIdentifier: () -> Void] = [:]
+    /// Whether each open inbox may have messages waiting (see `InboxConsumer.hasWaiting`).
+    var inboxBacklogs: [ObjectIdentifier: () -> Bool] = [:]
     /// The loop's executor identities, which jobs run on; set once the `Loop` exists.
     var executors: LoopExecutorRefs?
 
@@ -114,11 +122,15 @@ final class LoopState {
     // MARK: libuv callbacks
 
     private func onWake() {
+        isInCallback = true
+        defer { isInCallback = false }
         drainPosted()
         afterCallback()
     }
 
     private func onIdle() {
+        isInCallback = true
+        defer { isInCallback = false }
         if timersDue { fireDueTimers() }
         drainPosted()
         if chunkedLoops.isPending { runChunk() }
@@ -131,6 +143,8 @@ final class LoopState {
     /// poll non-blocking. Only a queue seen empty lets the poll block, and re-arms the wake-up.
     private func onPrepare() {
         guard postsWaitBeforeABlockingPoll() else { return }
+        isInCallback = true
+        defer { isInCallback = false }
         drainPosted()
         afterCallback()
         if postsWaitBeforeABlockingPoll() { requestDrain() }
@@ -144,6 +158,8 @@ final class LoopState {
     }
 
     private func onCheck() {
+        isInCallback = true
+        defer { isInCallback = false }
         // Work posted during the poll phase runs before next-iteration work queued alongside it.
         if drainRequested { drainPosted() }
         runNextIterationSnapshot()
@@ -151,6 +167,8 @@ final class LoopState {
     }
 
     private func onWakeTimer() {
+        isInCallback = true
+        defer { isInCallback = false }
         armedDeadline = nil
         fireDueTimers()
         afterCallback()
@@ -163,7 +181,7 @@ final class LoopState {
         // Atomics, not the queue lock: a producer woken by the work just run (an `invoke` caller)
         // posts again at once, and would find the lock taken here.
         if !queue.isOpen, queue.phase == .shuttingDown {
-            shutDownNow()
+            shutDownNow(finalPhase: native.isOwned ? .closed : .detached)
             return
         }
         if queue.stopRequested.load(ordering: .relaxed),
@@ -284,10 +302,16 @@ final class LoopState {
         }
     }
 
+    /// Whether posted, next-iteration or chunked work is still waiting to run (timers aside).
+    var hasQueuedWork: Bool {
+        hasOwnOrBatchedJobs || !queue.isEmpty || !nextIteration.isEmpty || chunkedLoops.isPending
+    }
+
     /// Whether something could run now without waiting for I/O or time.
     var hasReadyWork: Bool {
         hasOwnOrBatchedJobs || drainRequested || !queue.isEmpty || !nextIteration.isEmpty
             || timersDue || timers.hasDue(at: now) || chunkedLoops.isPending
+            || inboxBacklogs.values.contains { $0() }
     }
 
     // MARK: chunked loops
@@ -491,6 +515,7 @@ final class LoopState {
         chunkedLoops.stopAll()
         for close in inboxClosers.values { close() }
         inboxClosers.removeAll()
+        inboxBacklogs.removeAll()
         for (slot, work) in timers.removeAll() {
             guard timers.shared.finish(slot: slot, as: TimerSlots.cancelled) else { continue }
             switch work {

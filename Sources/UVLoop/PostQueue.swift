@@ -7,8 +7,6 @@ enum LoopPhase: Sendable, Equatable {
     case shuttingDown
     case closed
     case detached
-
-    var refusal: LoopError { self == .detached ? .detached : .shutDown }
 }
 
 /// The cross-thread half of a loop: a multi-producer, single-consumer queue of jobs.
@@ -37,6 +35,16 @@ final class PostQueue: Sendable {
 
     let state = NativeMutex(State())
 
+    /// What posting throws once the loop no longer accepts work: `.detached` for a loop C code
+    /// owns (which only ever ends by `detach()`, or by being released), `.shutDown` otherwise.
+    /// Fixed at creation, so that a post refused while a detach is still under way (requested
+    /// inside a loop callback, it waits for that callback) already reports the detach.
+    let refusal: LoopError
+
+    init(refusesAsDetached: Bool) {
+        refusal = refusesAsDetached ? .detached : .shutDown
+    }
+
     /// `phase == .open`, readable without the lock: cleared (under the lock) when shutdown or
     /// detach begins. Loop-thread fast paths (scheduling a timer, next-iteration work) read it.
     let acceptsWork = Atomic<Bool>(true)
@@ -64,7 +72,7 @@ final class PostQueue: Sendable {
     @inline(__always)
     func append(taking job: inout Job, waking wake: WakeHandle) throws(LoopError) {
         let mustWake = try state.withLock { (state: inout State) throws(LoopError) -> Bool in
-            guard state.phase == .open else { throw state.phase.refusal }
+            guard state.phase == .open else { throw refusal }
             state.jobs.append(Job.take(&job))
             if state.wakePending { return false }
             state.wakePending = true

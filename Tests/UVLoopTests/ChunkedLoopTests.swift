@@ -233,10 +233,13 @@ final class ChunkedLoopTests: XCTestCase {
             "invalid argument: a chunked loop's count must not be negative (got -1)")
         XCTAssertEqual(
             message { () throws(LoopError) in try loop.startChunkedLoop(count: 5, budget: .time(.zero)) { _ in } },
-            "invalid argument: a chunked loop's time budget must be positive (got 0.0 seconds); use .items(n) to bound chunks by count")
+            "invalid argument: a chunked loop's time budget must be at least 1 nanosecond (got 0.0 seconds); use .items(n) to bound chunks by count")
         XCTAssertTrue(
             message { () throws(LoopError) in try loop.startChunkedLoop(count: 5, budget: .time(.milliseconds(-1))) { _ in } }
-                .contains("time budget must be positive"))
+                .contains("time budget must be at least 1 nanosecond"))
+        XCTAssertTrue(
+            message { () throws(LoopError) in try loop.startChunkedLoop(count: 5, budget: .time(.nanoseconds(0.5))) { _ in } }
+                .contains("time budget must be at least 1 nanosecond"))
         XCTAssertEqual(
             message { () throws(LoopError) in try loop.startChunkedLoop(count: 5, budget: .items(0)) { _ in } },
             "invalid argument: a chunked loop's chunk must hold at least 1 item (got .items(0))")
@@ -438,5 +441,22 @@ final class ChunkedLoopTests: XCTestCase {
                 XCTAssertEqual(completion.processed, 5_000)
             }
         }
+    }
+
+    func testCancelFromTheLastProgressReportStopsNothingAndTheLoopFinishes() throws {
+        let loop = try Loop.manual()
+        let handle = LoopBound<ChunkedLoop?>(nil, loop: loop)
+        let cancelled = LoopBound<Bool?>(nil, loop: loop)
+        let ending = LoopBound<ChunkedLoopCompletion?>(nil, loop: loop)
+        handle.value = try loop.startChunkedLoop(count: 3, budget: .items(10)) { _ in
+        } progress: { progress in
+            if progress.processed == progress.total { cancelled.value = handle.value!.cancel() }
+        } completion: { ending.value = $0 }
+        try loop.runUntilIdle()
+        XCTAssertEqual(cancelled.value, false, "every item had run: there was nothing left to stop")
+        let completion = try XCTUnwrap(ending.value)
+        XCTAssertTrue(completion.isFinished)
+        XCTAssertNil(completion.stoppedAt)
+        XCTAssertEqual(try completion.get(), 3)
     }
 }

@@ -137,4 +137,14 @@ final class InboxTests: XCTestCase {
         XCTAssertNil(delivered)
         XCTAssertNil(pending)
     }
+
+    func testRunUntilIdleDeliversMessagesBeyondOneBudget() throws {
+        let loop = try Loop(clock: .manual, postBudget: 10)
+        let received = Recorder<Int>()
+        let inbox = try loop.makeInbox(of: Int.self, capacity: 64) { received.append($0) }
+        for value in 0..<25 { try inbox.send(value) }
+        try loop.runUntilIdle()
+        XCTAssertEqual(received.values, Array(0..<25), "three wake-ups of 10, 10 and 5 messages")
+        loop.shutdown()
+    }
 }

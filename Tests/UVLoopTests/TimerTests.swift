@@ -202,9 +202,14 @@ final class TimerTests: XCTestCase {
         let loop = try Loop.manual()
         XCTAssertThrowsError(try loop.scheduleRepeating(every: .zero) {}) { error in
             guard case .invalidArgument(let message) = error as? LoopError else { return XCTFail("\(error)") }
-            XCTAssertTrue(message.contains("interval must be positive"))
+            XCTAssertTrue(message.contains("interval must be at least 1 nanosecond"))
         }
         XCTAssertThrowsError(try loop.scheduleRepeating(every: .milliseconds(-1)) {})
+        // Positive, but under the clock's resolution: the message says what the minimum is.
+        XCTAssertThrowsError(try loop.scheduleRepeating(every: .nanoseconds(0.5)) {}) { error in
+            guard case .invalidArgument(let message) = error as? LoopError else { return XCTFail("\(error)") }
+            XCTAssertTrue(message.contains("interval must be at least 1 nanosecond"))
+        }
     }
 
     func testWorkPostedByATimerRunsBeforeTimeMovesFurther() throws {

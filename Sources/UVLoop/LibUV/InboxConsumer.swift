@@ -18,6 +18,15 @@ final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
     @usableFromInline let budget: Int
     /// The next position to read.
     @usableFromInline var dequeuePosition = 0
+    /// The last delivery stopped at its budget. Loop thread only, like `dequeuePosition`.
+    @usableFromInline var isBacklogged = false
+
+    /// Whether messages may be waiting for delivery: the last delivery stopped at its budget, or
+    /// a sender has woken the loop since. Loop thread only.
+    @usableFromInline
+    var hasWaiting: Bool {
+        isBacklogged || ring.wakePending.pointee.load(ordering: .relaxed)
+    }
 
     @inlinable
     init(ring: InboxRing<Message>, budget: Int, receiver: @escaping @Sendable (Message) -> Void) {
@@ -44,6 +53,8 @@ final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
             dequeuePosition = position
             if let message { receiver(message) }
         }
+        // A full budget may have left messages: they come on the next wake-up, sent here.
+        isBacklogged = remaining == 0
         if remaining == 0 { wake.send() }
         return !ring.isClosed.pointee.load(ordering: .sequentiallyConsistent)
     }
