@@ -108,7 +108,7 @@ extension Loop {
         }
     }
 
-    /// Creates an inbox's wake handle on the loop's thread and registers its closer with the loop.
+    /// Creates an inbox's wake handle on the loop's thread and registers it with the loop.
     /// `deliver` runs on each wake-up and returns whether the inbox is still open; `finish` runs
     /// once, when the inbox or the loop closes; `hasWaiting` tells a stepped loop's
     /// `runUntilIdle()` that messages still wait.
@@ -128,8 +128,7 @@ extension Loop {
                 finished.value = true
                 finish(wake)
                 handle = nil
-                state?.inboxClosers[key] = nil
-                state?.inboxBacklogs[key] = nil
+                state?.inboxes[key] = nil
             }
             let wake = try WakeHandle(loop: native) {
                 guard let wake = handle, !deliver(wake) else { return }
@@ -137,8 +136,7 @@ extension Loop {
             }
             handle = wake
             if !native.isOwned { wake.unref() }
-            state.inboxClosers[key] = finishOnce
-            state.inboxBacklogs[key] = hasWaiting
+            state.inboxes[key] = (close: finishOnce, hasWaiting: hasWaiting)
             return wake
         }
         if isOnLoopThread { return try make() }

@@ -79,10 +79,9 @@ final class LoopState {
     /// between runs), and a shutdown run in its middle would miss that work and then see it
     /// restart handles already closed.
     private(set) var isInCallback = false
-    /// Closers of inboxes, run at shutdown and detach.
-    var inboxClosers: [ObjectIdentifier: () -> Void] = [:]
-    /// Whether each open inbox may have messages waiting (see `InboxConsumer.hasWaiting`).
-    var inboxBacklogs: [ObjectIdentifier: () -> Bool] = [:]
+    /// The open inboxes: how to close each (at shutdown and detach), and whether messages may
+    /// wait in it (see `InboxConsumer.hasWaiting`).
+    var inboxes: [ObjectIdentifier: (close: () -> Void, hasWaiting: () -> Bool)] = [:]
     /// The loop's executor identities, which jobs run on; set once the `Loop` exists.
     var executors: LoopExecutorRefs?
 
@@ -309,9 +308,8 @@ final class LoopState {
 
     /// Whether something could run now without waiting for I/O or time.
     var hasReadyWork: Bool {
-        hasOwnOrBatchedJobs || drainRequested || !queue.isEmpty || !nextIteration.isEmpty
-            || timersDue || timers.hasDue(at: now) || chunkedLoops.isPending
-            || inboxBacklogs.values.contains { $0() }
+        hasQueuedWork || drainRequested || timersDue || timers.hasDue(at: now)
+            || inboxes.values.contains { $0.hasWaiting() }
     }
 
     // MARK: chunked loops
@@ -513,9 +511,8 @@ final class LoopState {
     private func releaseInboxesAndTimers() {
         // Chunked loops stop here: their completions report the shutdown and what was processed.
         chunkedLoops.stopAll()
-        for close in inboxClosers.values { close() }
-        inboxClosers.removeAll()
-        inboxBacklogs.removeAll()
+        for inbox in inboxes.values { inbox.close() }
+        inboxes.removeAll()
         for (slot, work) in timers.removeAll() {
             guard timers.shared.finish(slot: slot, as: TimerSlots.cancelled) else { continue }
             switch work {
