@@ -23,7 +23,9 @@ import CLibUV
 ///   snapshot taken when the phase begins: work queued while the snapshot runs waits for the next
 ///   turn. Next-iteration work sent from another thread is ordered with that thread's posts: it
 ///   joins the next-iteration queue when the loop drains it.
-/// - Timers fire in (deadline, schedule order); see `schedule(after:_:)`.
+/// - Timers fire in (deadline, schedule order); see `schedule(after:_:)`. One turn fires at most
+///   `postBudget` due timers; the rest of a larger burst fires in the next turns, still in order,
+///   after a poll for I/O that does not block.
 ///
 /// ## Shutdown
 /// `shutdown()` refuses new work (posting throws `LoopError.shutDown`), runs everything posted
@@ -56,7 +58,8 @@ public final class Loop: Sendable {
     /// - Parameters:
     ///   - clock: where the loop's time comes from: the system's monotonic clock (the default), or
     ///     a manual clock that only tests move (see `UVLoopTesting`).
-    ///   - postBudget: the most posted jobs one drain runs before the loop polls for I/O again.
+    ///   - postBudget: the most posted jobs one drain runs, and the most due timers one turn fires,
+    ///     before the loop polls for I/O again.
     public convenience init(clock: LoopClockSource = .system, postBudget: Int = 4096) throws(LoopError) {
         guard postBudget > 0 else {
             throw LoopError.invalidArgument("postBudget must be at least 1 (got \(postBudget))")
@@ -93,6 +96,9 @@ public final class Loop: Sendable {
     /// so it does not keep the owner's `uv_run` alive) and never calls `uv_run` itself: the owner's
     /// turns run posted work, timers and next-iteration work. Before the owner closes the loop, call
     /// `detach()` and let the loop turn once, so that `uv_loop_close` returns 0.
+    /// - Parameters:
+    ///   - loop: the owner's loop, initialized and not yet closed.
+    ///   - postBudget: see `init(clock:postBudget:)`.
     public static func adopt(
         _ loop: UnsafeMutablePointer<uv_loop_t>, postBudget: Int = 4096
     ) throws(LoopError) -> Loop {

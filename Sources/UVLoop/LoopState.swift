@@ -7,8 +7,9 @@ import CLibUV
 /// - the wake timer (timer phase): fires Swift timers that are due;
 /// - the idle handle (idle phase): active only while something is runnable without waiting
 ///   (posted work left over or posted from the loop thread, next-iteration work, due timers,
-///   pending chunked loops), which also makes libuv poll with a zero timeout; it fires due timers,
-///   drains posted work, then runs one chunk of a chunked loop (see `ChunkScheduler`);
+///   pending chunked loops), which also makes libuv poll with a zero timeout; it fires due timers
+///   (unless the wake timer fired some this turn: one budget of timers per turn), drains posted
+///   work, then runs one chunk of a chunked loop (see `ChunkScheduler`);
 /// - the prepare handle (prepare phase): before a poll that may block, runs work posted from
 ///   other threads since the last drain (their posts did not wake the loop, which was awake), or
 ///   tells producers that the next post must wake it;
@@ -65,6 +66,10 @@ final class LoopState {
     private var armedDeadline: UInt64?
     /// The earliest timer was due when last looked at: fire it from the idle phase.
     private var timersDue = false
+    /// The wake timer fired timers in this turn's timer phase: the idle phase that follows leaves
+    /// the rest of a burst to the next turn, so one turn fires at most one budget of timers.
+    /// Cleared in the prepare phase, which every turn runs.
+    private var firedInTimerPhase = false
     var manualNow: UInt64 = 0
 
     /// Pending chunked loops; while any is pending, the idle handle stays active.
@@ -130,7 +135,7 @@ final class LoopState {
     private func onIdle() {
         isInCallback = true
         defer { isInCallback = false }
-        if timersDue { fireDueTimers() }
+        if timersDue && !firedInTimerPhase { fireDueTimers() }
         drainPosted()
         if chunkedLoops.isPending { runChunk() }
         afterCallback()
@@ -141,6 +146,7 @@ final class LoopState {
     /// (they did not wake it) run now, once; if more arrived meanwhile, the idle handle makes the
     /// poll non-blocking. Only a queue seen empty lets the poll block, and re-arms the wake-up.
     private func onPrepare() {
+        firedInTimerPhase = false
         guard postsWaitBeforeABlockingPoll() else { return }
         isInCallback = true
         defer { isInCallback = false }
@@ -170,6 +176,7 @@ final class LoopState {
         defer { isInCallback = false }
         armedDeadline = nil
         fireDueTimers()
+        firedInTimerPhase = true
         afterCallback()
     }
 
@@ -401,14 +408,19 @@ final class LoopState {
         return true
     }
 
-    /// Fires, in (deadline, schedule order), every timer due now that was scheduled before this
-    /// call began; timers scheduled by these callbacks wait for a later turn even with a zero delay.
+    /// Fires, in (deadline, schedule order), the timers due now that were scheduled before this
+    /// call began, at most `postBudget` of them; timers scheduled by these callbacks wait for a
+    /// later turn even with a zero delay. When the budget runs out, the rest of the burst stays
+    /// queued in order and `rearm()` finds it due: the idle handle fires it next turn, after a
+    /// poll for I/O that does not block.
     func fireDueTimers() {
         timersDue = false
         let now = self.now
         let limit = timers.nextSequence
         let slots = timers.shared
-        while let entry = timers.popDue(now: now, sequenceLimit: limit) {
+        var remaining = postBudget
+        while remaining > 0, let entry = timers.popDue(now: now, sequenceLimit: limit) {
+            remaining -= 1
             let slot = entry.slot
             let repetition = timers.repetition(at: slot)
             if !repetition.isRepeating {

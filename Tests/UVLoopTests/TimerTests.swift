@@ -299,6 +299,48 @@ final class TimerTests: XCTestCase {
         XCTAssertEqual(firedAt.value, [3_600_003_000_000, 86_400_000_000_000])
     }
 
+    func testABurstOfDueTimersFiresAtMostTheBudgetPerTurnInOrder() throws {
+        let loop = try Loop.manual(postBudget: 10)
+        let fired = LoopBound([Int](), loop: loop)
+        // 25 timers over 25 distinct deadlines, scheduled out of deadline order.
+        for i in 0..<25 {
+            let ms = (i * 7) % 25 + 1
+            try loop.schedule(after: .milliseconds(ms)) { fired.value.append(ms) }
+        }
+        try loop.advanceClockWithoutRunning(by: .milliseconds(30))
+        XCTAssertTrue(try loop.runOnce(), "the rest of the burst is ready for the next turn")
+        XCTAssertEqual(fired.value, Array(1...10), "one turn fires the budget, earliest first")
+        XCTAssertTrue(try loop.runOnce())
+        XCTAssertEqual(fired.value, Array(1...20))
+        XCTAssertFalse(try loop.runOnce(), "nothing is ready once the burst has fired")
+        XCTAssertEqual(fired.value, Array(1...25))
+        XCTAssertFalse(loop.idleHandleIsActive, "an idle loop must not keep its idle handle active")
+    }
+
+    func testWorkQueuedByATimerBurstRunsBetweenItsTurnsOnTheWakeTimer() throws {
+        // The system clock, so that the burst comes from the wake timer (the timer phase), after a
+        // real poll: one deadline for all, already passed by the time the loop runs.
+        let loop = try Loop(postBudget: 10)
+        let log = LoopBound([String](), loop: loop)
+        let deadline = loop.now.advanced(by: .milliseconds(1))
+        for i in 0..<25 {
+            try loop.schedule(at: deadline) {
+                log.value.append("t\(i)")
+                if i == 0 {
+                    try! loop.post { log.value.append("post") }
+                    try! loop.postNextIteration { log.value.append("next") }
+                }
+                if i == 24 { loop.stop() }
+            }
+        }
+        try loop.run()
+        let timers = (0..<25).map { "t\($0)" }
+        XCTAssertEqual(
+            log.value, timers[0..<10] + ["post", "next"] + timers[10...],
+            "the post runs after the first budget's timers, and a poll (then the check phase) comes before the rest")
+        loop.shutdown()
+    }
+
     func testPerTimerBookkeepingStaysCompact() {
         // The memory budget per pending timer (issue 3: at most 100 bytes besides captures).
         // No allocation for the handle: a value, the loop and the timer's slot and generation.
