@@ -13,7 +13,8 @@ import CLibUV
 /// - the prepare handle (prepare phase): before a poll that may block, runs work posted from
 ///   other threads since the last drain (their posts did not wake the loop, which was awake), or
 ///   tells producers that the next post must wake it;
-/// - the async handle (poll phase): drains work posted from other threads;
+/// - the wake handle (poll phase; an eventfd, see `WakeHandle`): drains work posted from other
+///   threads;
 /// - the check handle (check phase): drains work the loop thread posted during poll, then runs
 ///   the next-iteration snapshot.
 final class LoopState {
@@ -32,7 +33,7 @@ final class LoopState {
     /// The consumer's batch: swapped out of the post queue, run from `batchIndex` on.
     private var batch: [Job] = []
     private var batchIndex = 0
-    /// A drain must happen without waiting for the async handle (a loop-thread executor job
+    /// A drain must happen without waiting for the wake handle (a loop-thread executor job
     /// found the wake flag clear, or a drain consumed a wake-up without looking at the queue).
     private var drainRequested = false
 

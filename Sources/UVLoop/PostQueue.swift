@@ -60,8 +60,8 @@ final class PostQueue: Sendable {
     var isOpen: Bool { acceptsWork.load(ordering: .acquiring) }
 
     /// Threads between deciding, under the lock, to wake the loop and returning from
-    /// `uv_async_send`. The send itself happens outside the lock, so that the woken loop thread
-    /// does not find the lock taken; closing the async handle waits for this to reach zero.
+    /// `WakeHandle.send()`. The send itself happens outside the lock, so that the woken loop thread
+    /// does not find the lock taken; closing the wake handle waits for this to reach zero.
     let wakersInFlight = Atomic<Int>(0)
 
     /// Appends `job` from a thread other than the loop's, and wakes the loop unless a wake-up is

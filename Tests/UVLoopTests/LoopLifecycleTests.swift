@@ -124,6 +124,36 @@ final class LoopLifecycleTests: XCTestCase {
         XCTAssertThrowsError(try loop.detach()) { XCTAssertEqual($0 as? LoopError, .detached) }
     }
 
+    func testLoopsInboxesAndAdoptedLoopsGiveBackTheirWakeDescriptors() throws {
+        // Each wake handle is an eventfd: shutting down, closing an inbox and detaching must close it.
+        func openDescriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count }
+        let before = try openDescriptors()
+        for _ in 0..<20 {
+            let loop = try Loop.manual()
+            let received = LoopBound(0, loop: loop)
+            let kept = try loop.makeInbox(of: Int.self, capacity: 16) { received.value += $0 }
+            let closed = try loop.makeInbox(of: Int.self, capacity: 16) { _ in }
+            try kept.send(1)
+            try loop.runUntilIdle()
+            closed.close()
+            try loop.runUntilIdle()
+            XCTAssertEqual(received.value, 1)
+            loop.shutdown()
+        }
+        XCTAssertEqual(try openDescriptors(), before, "owned loops and their inboxes")
+
+        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        defer { cLoop.deallocate() }
+        XCTAssertEqual(uv_loop_init(cLoop), 0)
+        let withOwner = try openDescriptors()
+        let adopted = try Loop.adopt(cLoop)
+        _ = try adopted.makeInbox(of: Int.self, capacity: 16) { _ in }
+        try adopted.detach()
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)   // close callbacks close the descriptors
+        XCTAssertEqual(try openDescriptors(), withOwner, "an adopted loop, once detached")
+        XCTAssertEqual(uv_loop_close(cLoop), 0)
+    }
+
     func testDetachOnAnOwnedLoopIsRejected() throws {
         let loop = try Loop.manual()
         XCTAssertThrowsError(try loop.detach()) { error in

@@ -7,15 +7,21 @@ import CLibUV
 /// freed while libuv may still call back.
 final class HandleCallback {
     let fire: () -> Void
+    /// Runs in the close callback, once libuv is done with the handle: frees what the handle used
+    /// besides its memory (a wake handle's file descriptor).
+    let onClose: (() -> Void)?
 
-    init(_ fire: @escaping () -> Void) {
+    init(_ fire: @escaping () -> Void, onClose: (() -> Void)? = nil) {
         self.fire = fire
+        self.onClose = onClose
     }
 
     /// Stores a retained reference in `handle.data`.
-    static func attach(_ fire: @escaping () -> Void, to handle: UnsafeMutablePointer<uv_handle_t>) {
+    static func attach(
+        _ fire: @escaping () -> Void, onClose: (() -> Void)? = nil, to handle: UnsafeMutablePointer<uv_handle_t>
+    ) {
         // Unmanaged: libuv carries the context as a `void *`; the matching release is in `closeAndFree`.
-        handle.pointee.data = Unmanaged.passRetained(HandleCallback(fire)).toOpaque()
+        handle.pointee.data = Unmanaged.passRetained(HandleCallback(fire, onClose: onClose)).toOpaque()
     }
 
     /// Calls the callback stored in `handle.data`; used by every C trampoline.
@@ -34,7 +40,9 @@ func closeAndFree(_ handle: UnsafeMutablePointer<uv_handle_t>) {
     uv_close(handle) { handle in
         guard let handle else { return }
         if let data = handle.pointee.data {
-            Unmanaged<HandleCallback>.fromOpaque(data).release()
+            let callback = Unmanaged<HandleCallback>.fromOpaque(data)
+            callback.takeUnretainedValue().onClose?()
+            callback.release()
             handle.pointee.data = nil
         }
         UnsafeMutableRawPointer(handle).deallocate()

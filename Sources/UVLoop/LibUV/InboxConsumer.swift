@@ -77,7 +77,8 @@ final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
             dequeuePosition = position
             if let message { receiver(message) }
         }
-        // No sender may be inside `uv_async_send` once the handle closes: from here on the flag
+        // No sender may be inside `WakeHandle.send()` once the handle closes (it writes to the
+        // eventfd that closing releases): from here on the flag
         // stays set, so no new sender tries, and those that did are waited for.
         ring.wakePending.pointee.store(true, ordering: .sequentiallyConsistent)
         while ring.wakersInFlight.pointee.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }

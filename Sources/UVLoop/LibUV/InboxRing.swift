@@ -51,9 +51,9 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
     /// The next position a producer claims. Producers only; the consumer reads it when closing.
     @usableFromInline let enqueuePosition: UnsafeMutablePointer<Atomic<Int>>
     /// A wake-up has been sent and the consumer has not started draining yet: later sends skip
-    /// `uv_async_send`. Set for good when the handle closes.
+    /// `WakeHandle.send()`. Set for good when the handle closes.
     @usableFromInline let wakePending: UnsafeMutablePointer<Atomic<Bool>>
-    /// Senders that may be about to call `uv_async_send`; closing the handle waits for zero.
+    /// Senders that may be about to call `WakeHandle.send()`; closing the handle waits for zero.
     @usableFromInline let wakersInFlight: UnsafeMutablePointer<Atomic<Int>>
     /// Set once; a producer that sees it after claiming a cell publishes a tombstone and throws.
     @usableFromInline let isClosed: UnsafeMutablePointer<Atomic<Bool>>

@@ -1,28 +1,52 @@
 import CLibUV
 
-/// A `uv_async_t`: the one handle that other threads may poke.
+/// The one handle that other threads may poke: an eventfd that the loop polls (`uv_poll_t`).
 ///
-/// `@unchecked Sendable` is safe because the only call made from other threads is `uv_async_send`,
-/// which libuv documents as thread-safe; `close`, `ref` and `unref` are called on the loop thread.
-/// The memory stays valid until the close callback, which runs after the owner stopped sending.
+/// Not a `uv_async_t`: in libuv 1.44 `uv_async_send` marks the handle busy, writes to the loop's
+/// eventfd, then marks it done, and the woken loop spins (997 `pause`s, then `sched_yield`) while
+/// it finds the handle busy. A loop thread that wakes before its waker has returned from the
+/// write (always, when the kernel runs the woken thread at once on the waker's CPU) spins there:
+/// perf put 13% of a one-CPU actor-hop run in that loop. Posting already sends at most one wake-up
+/// per sleep (`PostQueue.wakePending`, `InboxRing`), so the handle needs no coalescing of its own:
+/// a send is one `write`, a wake-up one `read`.
+///
+/// `@unchecked Sendable` is safe because the only call made from other threads is `send()`, a
+/// `write` to the eventfd; `close`, `ref` and `unref` are called on the loop thread. The fd is
+/// closed, and the memory freed, in the close callback. Every sender has returned before `close()`
+/// (`PostQueue.waitForWakers`, `InboxRing`'s sender count), so no write can reach a closed fd, or
+/// one already reused by the process for something else.
 @usableFromInline
 struct WakeHandle: @unchecked Sendable {
-    @usableFromInline let pointer: UnsafeMutablePointer<uv_async_t>
+    @usableFromInline let pointer: UnsafeMutablePointer<uv_poll_t>
+    @usableFromInline let fd: Int32
 
     /// Must be called on the loop's thread.
     init(loop: NativeLoop, _ onWake: @escaping () -> Void) throws(LoopError) {
-        pointer = allocateHandle(uv_async_t.self)
-        let status = uv_async_init(loop.pointer, pointer) { HandleCallback.fire($0?.asHandle) }
+        let fd = uvloop_eventfd_open()
+        guard fd >= 0 else { throw LoopError.libuv(fd, "eventfd") }
+        let pointer = allocateHandle(uv_poll_t.self)
+        let status = uv_poll_init(loop.pointer, pointer, fd)
         guard status == 0 else {
             UnsafeMutableRawPointer(pointer).deallocate()
-            throw LoopError.libuv(status, "uv_async_init")
+            uvloop_eventfd_close(fd)
+            throw LoopError.libuv(status, "uv_poll_init")
         }
-        HandleCallback.attach(onWake, to: pointer.asHandle)
+        HandleCallback.attach(
+            { uvloop_eventfd_drain(fd); onWake() }, onClose: { uvloop_eventfd_close(fd) }, to: pointer.asHandle)
+        let started = uv_poll_start(pointer, Int32(UV_READABLE.rawValue)) { handle, _, _ in
+            HandleCallback.fire(handle?.asHandle)
+        }
+        guard started == 0 else {
+            closeAndFree(pointer.asHandle)
+            throw LoopError.libuv(started, "uv_poll_start")
+        }
+        self.pointer = pointer
+        self.fd = fd
     }
 
     /// Thread-safe. Sends coalesce: several before the callback give one callback.
     @inlinable @inline(__always)
-    func send() { _ = uv_async_send(pointer) }
+    func send() { uvloop_eventfd_signal(fd) }
 
     func unref() { uv_unref(pointer.asHandle) }
 
