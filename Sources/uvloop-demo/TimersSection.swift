@@ -1,9 +1,10 @@
 import UVLoop
 
-/// A cancelled timer (its captured state released at once), a timer fired early, and a repeating
-/// timer that cancels itself, on a real loop with the system clock.
+/// A cancelled timer (its captured state released at once), a timer fired early, a repeating
+/// timer that cancels itself, and a burst larger than one turn's budget, on real loops with the
+/// system clock.
 func runTimersSection() throws {
-    print("== Timers: cancel handles, fire now, repeating")
+    print("== Timers: cancel handles, fire now, repeating, a burst over several turns")
     let loop = try Loop()
     let log = LoopBound([String](), loop: loop)
     let start = loop.now
@@ -33,5 +34,31 @@ func runTimersSection() throws {
     try loop.run()
     for line in log.value { print("  \(line)") }
     loop.shutdown()
+    try runTimerBurst()
     print()
+}
+
+/// More timers due at once than one turn's budget: they fire over several turns, in order, and
+/// work they queue runs in between.
+private func runTimerBurst() throws {
+    let loop = try Loop(postBudget: 1_000)
+    let fired = LoopBound(0, loop: loop)
+    let inOrder = LoopBound(true, loop: loop)
+    let log = LoopBound([String](), loop: loop)
+    let due = loop.now.advanced(by: .milliseconds(5))
+    for i in 0..<2_500 {
+        try loop.schedule(at: due) {
+            if i != fired.value { inOrder.value = false }
+            fired.value += 1
+            if i == 0 {
+                try? loop.post { log.value.append("a post queued by the first timer ran after \(fired.value) timers") }
+                try? loop.postNextIteration { log.value.append("after the next poll for I/O, \(fired.value) had fired") }
+            }
+            if i == 2_499 { loop.stop() }
+        }
+    }
+    try loop.run()
+    print("  2,500 timers due at once, postBudget 1,000: \(fired.value) fired, in schedule order: \(inOrder.value)")
+    for line in log.value { print("  \(line)") }
+    loop.shutdown()
 }
