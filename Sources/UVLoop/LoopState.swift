@@ -71,6 +71,10 @@ final class LoopState {
     /// the rest of a burst to the next turn, so one turn fires at most one budget of timers.
     /// Cleared in the prepare phase, which every turn runs.
     private var firedInTimerPhase = false
+    /// A burst that the budget cut short: the clock reading and sequence limit it began with.
+    /// The next turn fires its rest (as part of a new burst); a shutdown fires it first, as it
+    /// would have run in the same callback without the budget.
+    private var unfinishedBurst: (now: UInt64, sequenceLimit: UInt64)?
     var manualNow: UInt64 = 0
 
     /// Pending chunked loops; while any is pending, the idle handle stays active.
@@ -415,11 +419,16 @@ final class LoopState {
     /// queued in order and `rearm()` finds it due: the idle handle fires it next turn, after a
     /// poll for I/O that does not block.
     func fireDueTimers() {
+        fireBurst(now: now, sequenceLimit: timers.nextSequence, budget: postBudget)
+    }
+
+    /// Fires, in order and at most `budget` of them, the timers due at `now` with a schedule
+    /// sequence below `sequenceLimit`.
+    private func fireBurst(now: UInt64, sequenceLimit limit: UInt64, budget: Int) {
         timersDue = false
-        let now = self.now
-        let limit = timers.nextSequence
+        unfinishedBurst = nil
         let slots = timers.shared
-        var remaining = postBudget
+        var remaining = budget
         while remaining > 0, let entry = timers.popDue(now: now, sequenceLimit: limit) {
             remaining -= 1
             let slot = entry.slot
@@ -442,6 +451,7 @@ final class LoopState {
                 }
             }
         }
+        if remaining == 0 { unfinishedBurst = (now, limit) }
         rearm()
     }
 
@@ -496,6 +506,11 @@ final class LoopState {
     /// and the loop closes only in a lock that sees none left.
     func shutDownNow(finalPhase: LoopPhase = .closed) {
         guard !handlesClosed else { return }
+        // Timers already due in a burst the budget cut short fire before the shutdown cancels
+        // the rest: the burst is part of the turn that requested it.
+        if let burst = unfinishedBurst {
+            fireBurst(now: burst.now, sequenceLimit: burst.sequenceLimit, budget: .max)
+        }
         var released = false
         repeat {
             while true {

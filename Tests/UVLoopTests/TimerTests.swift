@@ -1,5 +1,6 @@
 import XCTest
 import Synchronization
+import CLibUV
 @testable import UVLoop
 import UVLoopTesting
 
@@ -339,6 +340,42 @@ final class TimerTests: XCTestCase {
             log.value, timers[0..<10] + ["post", "next"] + timers[10...],
             "the post runs after the first budget's timers, and a poll (then the check phase) comes before the rest")
         loop.shutdown()
+    }
+
+    func testShutdownFromATimerFinishesTheBurstTheBudgetSplit() throws {
+        let loop = try Loop(postBudget: 10)
+        let fired = Recorder<Int>()
+        let deadline = loop.now.advanced(by: .milliseconds(1))
+        for i in 0..<25 {
+            try loop.schedule(at: deadline) {
+                fired.append(i)
+                if i == 0 { loop.shutdown() }
+            }
+        }
+        let later = Atomic<Bool>(false)
+        try loop.schedule(at: deadline.advanced(by: .seconds(60))) { later.store(true, ordering: .relaxed) }
+        try loop.run()
+        XCTAssertEqual(fired.values, Array(0..<25), "timers already due when the burst began fire before shutdown ends")
+        XCTAssertFalse(later.load(ordering: .relaxed), "a timer not yet due is cancelled")
+    }
+
+    func testDetachFromATimerFinishesTheBurstTheBudgetSplit() throws {
+        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        defer { cLoop.deallocate() }
+        XCTAssertEqual(uv_loop_init(cLoop), 0)
+        let loop = try Loop.adopt(cLoop, postBudget: 10)
+        let fired = Recorder<Int>()
+        let deadline = loop.now
+        for i in 0..<25 {
+            try loop.schedule(at: deadline) {
+                fired.append(i)
+                if i == 0 { try! loop.detach() }
+            }
+        }
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(fired.values, Array(0..<25))
+        XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
 
     func testPerTimerBookkeepingStaysCompact() {
