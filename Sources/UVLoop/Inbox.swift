@@ -7,8 +7,8 @@ import Synchronization
 /// Each value is stored inline in a fixed ring that both sides reuse, so `send` never allocates
 /// and takes no lock (a closure post allocates the closure's context). The inbox has its own
 /// wake-up handle (an eventfd, one file descriptor per open inbox); a burst of sends wakes the
-/// loop once. Values sent by one thread are received in
-/// sending order; the order relative to `Loop.post` and to other inboxes is not specified.
+/// loop once. Values sent by one thread are received in sending order; the order relative to
+/// `Loop.post` and to other inboxes is not specified.
 /// Each wake-up delivers at most the loop's `postBudget` values before the loop polls again.
 ///
 /// The ring holds `capacity` values. When it is full, a send from another thread waits (yielding

@@ -134,7 +134,7 @@ public final class Loop: Sendable {
         // the detach finishes when that callback returns, which keeps `state` alive until then.
         // (An owned loop is never released inside its callbacks: whoever runs it holds it.)
         if !native.isOwned, state.isInCallback { return }
-        state.shutDownNow(finalPhase: native.isOwned ? .closed : .detached)
+        state.shutDownNow(finalPhase: native.isOwned ? .closed : .detached, onLoopThread: isOnLoopThread)
         if native.isOwned { _ = native.closeOwned() }
     }
 
@@ -528,9 +528,9 @@ public final class Loop: Sendable {
     ///
     /// From now on posting throws `LoopError.shutDown`. The loop's thread then finishes a timer
     /// burst that `postBudget` had split across turns, runs everything posted before this call,
-    /// cancels pending timers, closes every handle and closes the
-    /// `uv_loop_t`: inside `run()` (which then returns), or right here when called on the loop's
-    /// thread outside a turn, or at the next `runOnce()` of a stepped loop.
+    /// cancels pending timers, closes every handle and closes the `uv_loop_t`: inside `run()`
+    /// (which then returns), or right here when called on the loop's thread outside a turn, or
+    /// at the next `runOnce()` of a stepped loop.
     /// An adopted loop cannot be shut down: `detach()` it.
     public func shutdown() {
         precondition(native.isOwned, "UVLoop: shutdown() on an adopted loop; call detach() on the owner's thread instead")
@@ -569,8 +569,9 @@ public final class Loop: Sendable {
     /// next-iteration work, a chunked loop's body or callbacks, an actor job), the detach
     /// finishes when that callback returns, within the same turn: work posted before the call
     /// still runs first, and the rest of the callback's own work too (the rest of a timer burst,
-    /// even past `postBudget`, and of a chunk). Releasing the last reference to an attached `Loop` on the owner's thread
-    /// detaches it the same way; releasing it on another thread stops the program.
+    /// even past `postBudget`, and of a chunk). Releasing the last reference to an attached
+    /// `Loop` on the owner's thread detaches it the same way; releasing it on another thread
+    /// stops the program.
     /// - Throws: `LoopError.notOnLoopThread` from another thread, `.detached` when already detached,
     ///   `.invalidArgument` for an owned loop (use `shutdown()`).
     public func detach() throws(LoopError) {

@@ -504,11 +504,14 @@ final class LoopState {
     /// Work posted after shutdown began was refused by the queue. Executor jobs are still admitted
     /// while shutting down (a cancelled sleeper's task must get back to its actor): they run here,
     /// and the loop closes only in a lock that sees none left.
-    func shutDownNow(finalPhase: LoopPhase = .closed) {
+    /// `onLoopThread: false` (a loop released on another thread, with nothing queued): a burst the
+    /// budget cut short is cancelled with the other timers, since no timer may run off the loop's
+    /// thread.
+    func shutDownNow(finalPhase: LoopPhase = .closed, onLoopThread: Bool = true) {
         guard !handlesClosed else { return }
         // Timers already due in a burst the budget cut short fire before the shutdown cancels
         // the rest: the burst is part of the turn that requested it.
-        if let burst = unfinishedBurst {
+        if onLoopThread, let burst = unfinishedBurst {
             fireBurst(now: burst.now, sequenceLimit: burst.sequenceLimit, budget: .max)
         }
         var released = false

@@ -116,4 +116,27 @@ final class DetachTests: XCTestCase {
         onThreads(1) { _ in box.withLock { $0 = nil } }
         XCTAssertNil(box.withLock { $0 })
     }
+
+    func testReleasingOnAnotherThreadCancelsTheRestOfASplitTimerBurstWithoutRunningIt() throws {
+        let firedOffThread = Atomic<Int>(0)
+        let fired = Atomic<Int>(0)
+        let testThread = ThreadIdentity.current
+        let box = NativeMutex<Loop?>(nil)
+        do {
+            let loop = try Loop.manual(postBudget: 2)
+            for _ in 0..<5 {
+                // The closures must not capture the loop, or the timers would keep it alive.
+                try loop.schedule(after: .zero) {
+                    fired.add(1, ordering: .relaxed)
+                    if ThreadIdentity.current != testThread { firedOffThread.add(1, ordering: .relaxed) }
+                }
+            }
+            XCTAssertTrue(try loop.runOnce(), "the budget left three of the burst for later turns")
+            box.withLock { $0 = loop }
+        }
+        XCTAssertEqual(fired.load(ordering: .relaxed), 2)
+        onThreads(1) { _ in box.withLock { $0 = nil } }
+        XCTAssertEqual(firedOffThread.load(ordering: .relaxed), 0, "no timer runs on the releasing thread")
+        XCTAssertEqual(fired.load(ordering: .relaxed), 2, "the rest is cancelled, as pending timers are")
+    }
 }

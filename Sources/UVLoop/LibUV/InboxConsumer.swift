@@ -78,8 +78,8 @@ final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
             if let message { receiver(message) }
         }
         // No sender may be inside `WakeHandle.send()` once the handle closes (it writes to the
-        // eventfd that closing releases): from here on the flag
-        // stays set, so no new sender tries, and those that did are waited for.
+        // eventfd that closing releases): from here on the flag stays set, so no new sender
+        // tries, and those that did are waited for.
         ring.wakePending.pointee.store(true, ordering: .sequentiallyConsistent)
         while ring.wakersInFlight.pointee.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
         wake.close()
