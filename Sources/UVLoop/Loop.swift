@@ -558,7 +558,8 @@ public final class Loop: Sendable {
 
     /// Detaches UVLoop from an adopted loop, on the owner's loop thread.
     ///
-    /// Runs everything posted so far, cancels pending timers, and closes UVLoop's handles. Their
+    /// Finishes a timer burst that `postBudget` had split across turns, runs everything posted so
+    /// far, cancels pending timers, and closes UVLoop's handles. Their
     /// memory is released by libuv's close callbacks, so let the owner's loop turn once
     /// (`uv_run(loop, UV_RUN_NOWAIT)`) before `uv_loop_close`. Thread-pool work still in flight
     /// (operations' workers) is not waited for: each finish runs on a later turn of the owner's

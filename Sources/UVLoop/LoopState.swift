@@ -4,12 +4,12 @@ import CLibUV
 /// the post queue, the next-iteration queue, the timers and the clock.
 ///
 /// One turn of libuv 1.44 runs: timers, pending, idle, prepare, poll, check, closing. UVLoop uses:
-/// - the wake timer (timer phase): fires Swift timers that are due;
+/// - the wake timer (timer phase): marks timers due and starts the idle handle, which fires them;
 /// - the idle handle (idle phase): active only while something is runnable without waiting
 ///   (posted work left over or posted from the loop thread, next-iteration work, due timers,
 ///   pending chunked loops), which also makes libuv poll with a zero timeout; it fires due timers
-///   (unless the wake timer fired some this turn: one budget of timers per turn), drains posted
-///   work, then runs one chunk of a chunked loop (see `ChunkScheduler`);
+///   (one budget per turn), drains posted work, then runs one chunk of a chunked loop (see
+///   `ChunkScheduler`);
 /// - the prepare handle (prepare phase): before a poll that may block, runs work posted from
 ///   other threads since the last drain (their posts did not wake the loop, which was awake), or
 ///   tells producers that the next post must wake it;
@@ -67,10 +67,6 @@ final class LoopState {
     private var armedDeadline: UInt64?
     /// The earliest timer was due when last looked at: fire it from the idle phase.
     private var timersDue = false
-    /// The wake timer fired timers in this turn's timer phase: the idle phase that follows leaves
-    /// the rest of a burst to the next turn, so one turn fires at most one budget of timers.
-    /// Cleared in the prepare phase, which every turn runs.
-    private var firedInTimerPhase = false
     /// A burst that the budget cut short: the clock reading and sequence limit it began with.
     /// The next turn fires its rest (as part of a new burst); a shutdown fires it first, as it
     /// would have run in the same callback without the budget.
@@ -140,7 +136,7 @@ final class LoopState {
     private func onIdle() {
         isInCallback = true
         defer { isInCallback = false }
-        if timersDue && !firedInTimerPhase { fireDueTimers() }
+        if timersDue { fireDueTimers() }
         drainPosted()
         if chunkedLoops.isPending { runChunk() }
         afterCallback()
@@ -151,7 +147,6 @@ final class LoopState {
     /// (they did not wake it) run now, once; if more arrived meanwhile, the idle handle makes the
     /// poll non-blocking. Only a queue seen empty lets the poll block, and re-arms the wake-up.
     private func onPrepare() {
-        firedInTimerPhase = false
         guard postsWaitBeforeABlockingPoll() else { return }
         isInCallback = true
         defer { isInCallback = false }
@@ -176,13 +171,14 @@ final class LoopState {
         afterCallback()
     }
 
+    /// Timers fire only from the idle phase, never here, so that one turn fires one budget of
+    /// them wherever libuv puts its timer phase: libuv 1.44 runs timers before the idle phase, and
+    /// again after the check phase under `UV_RUN_ONCE` (later versions, after every poll). Fired
+    /// here, a burst's first budget and a second one from the idle phase could share a turn.
     private func onWakeTimer() {
-        isInCallback = true
-        defer { isInCallback = false }
         armedDeadline = nil
-        fireDueTimers()
-        firedInTimerPhase = true
-        afterCallback()
+        timersDue = true
+        if !idle.isActive { idle.start() }
     }
 
     /// Handles stop and shutdown requests, then keeps the idle and check handles active exactly
