@@ -8,12 +8,6 @@ import XCTest
 /// Detaching from a loop that C code owns: from inside UVLoop's own callbacks, and by releasing
 /// the `Loop` instead of calling `detach()`.
 final class DetachTests: XCTestCase {
-    private func makeCLoop() -> UnsafeMutablePointer<uv_loop_t> {
-        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
-        XCTAssertEqual(uv_loop_init(cLoop), 0)
-        return cLoop
-    }
-
     func testDetachInsideAPostedClosureFinishesWhenTheCallbackReturns() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }

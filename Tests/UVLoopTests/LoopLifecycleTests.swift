@@ -142,9 +142,8 @@ final class LoopLifecycleTests: XCTestCase {
         }
         XCTAssertEqual(try openDescriptors(), before, "owned loops and their inboxes")
 
-        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        XCTAssertEqual(uv_loop_init(cLoop), 0)
         let withOwner = try openDescriptors()
         let adopted = try Loop.adopt(cLoop)
         _ = try adopted.makeInbox(of: Int.self, capacity: 16) { _ in }

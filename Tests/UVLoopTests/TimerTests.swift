@@ -360,9 +360,8 @@ final class TimerTests: XCTestCase {
     }
 
     func testDetachFromATimerFinishesTheBurstTheBudgetSplit() throws {
-        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        XCTAssertEqual(uv_loop_init(cLoop), 0)
         let loop = try Loop.adopt(cLoop, postBudget: 10)
         let fired = Recorder<Int>()
         let deadline = loop.now
@@ -380,9 +379,8 @@ final class TimerTests: XCTestCase {
 
     func testAnOwnerRunningUVRunOnceFiresOneBudgetPerTurnAndDueTimersInTheNextTurn() throws {
         // libuv 1.44 runs timers a second time at the end of a UV_RUN_ONCE turn, after the poll.
-        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        XCTAssertEqual(uv_loop_init(cLoop), 0)
         let loop = try Loop.adopt(cLoop, postBudget: 10)
         let fired = Recorder<Int>()
         let deadline = loop.now.advanced(by: .milliseconds(20))
@@ -403,9 +401,8 @@ final class TimerTests: XCTestCase {
     }
 
     func testAfterAWakeTimerFiringAnOwnersNextUVRunOnceFiresATimerDueWhenItBegins() throws {
-        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        XCTAssertEqual(uv_loop_init(cLoop), 0)
         let loop = try Loop.adopt(cLoop)
         let fired = Recorder<String>()
         try loop.schedule(after: .milliseconds(20)) { fired.append("first") }
@@ -421,9 +418,8 @@ final class TimerTests: XCTestCase {
     }
 
     func testDetachBetweenOwnerTurnsFinishesASplitBurst() throws {
-        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        XCTAssertEqual(uv_loop_init(cLoop), 0)
         let loop = try Loop.adopt(cLoop, postBudget: 2)
         let fired = Atomic<Int>(0)
         for _ in 0..<5 { try loop.schedule(after: .zero) { fired.add(1, ordering: .relaxed) } }
