@@ -1,3 +1,4 @@
+import UVEvents
 import UVLoop
 
 /// Seed 003's custom control: one event key for each kind of argument.

@@ -4,11 +4,11 @@ import CLibUV
 ///
 /// `@unchecked Sendable` is safe because `uv_thread_t` is a plain thread id and `join` is guarded by
 /// the caller (`LoopThread` joins under its own lock, once).
-struct NativeThread: @unchecked Sendable {
+package struct NativeThread: @unchecked Sendable {
     private let id: uv_thread_t
 
     /// Starts `body` on a new thread.
-    static func start(_ body: @escaping @Sendable () -> Void) throws(LoopError) -> NativeThread {
+    package static func start(_ body: @escaping @Sendable () -> Void) throws(LoopError) -> NativeThread {
         final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
         // Unmanaged: the thread entry receives its closure as a `void *`; it takes the reference back.
         let context = Unmanaged.passRetained(Box(body)).toOpaque()
@@ -23,7 +23,7 @@ struct NativeThread: @unchecked Sendable {
         return NativeThread(id: tid)
     }
 
-    func join() {
+    package func join() {
         var tid = id
         _ = uv_thread_join(&tid)
     }

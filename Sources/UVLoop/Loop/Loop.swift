@@ -244,6 +244,19 @@ public final class Loop: Sendable {
         return try handoff.take().get()
     }
 
+    /// Runs `work`, which cannot throw, on the loop's thread and returns its value; the only error
+    /// is the loop's own.
+    ///
+    /// Inline on the loop's thread, otherwise posted and waited for, like the throwing `invoke`.
+    /// - Throws: ``LoopError/shutDown`` (or ``LoopError/detached``) if the loop no longer accepts
+    ///   work; `work` did not run.
+    public func invoke<T: Sendable>(_ work: @escaping @Sendable () -> T) throws(LoopError) -> T {
+        if isOnLoopThread { return work() }
+        let handoff = ThreadHandoff<T>()
+        try enqueue(.run { handoff.deliver(work()) })
+        return handoff.take()
+    }
+
     /// Runs `work` on the loop's thread and returns its value, suspending (not blocking) the caller.
     ///
     /// Inline when already on the loop's thread. It starts on the caller's executor

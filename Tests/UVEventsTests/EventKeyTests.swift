@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
+@testable import UVEvents
 @testable import UVLoop
+import UVTestSupport
 import UVLoopTesting
 
 final class EventKeyTests: XCTestCase {
@@ -22,11 +24,11 @@ final class EventKeyTests: XCTestCase {
         XCTAssertEqual(flag.description, "EventKey<Bool>(changed)")
     }
 
-    /// Type-checks a file that misuses the API against the built `UVLoop` module: each line marked
+    /// Type-checks a file that misuses the API against the built `UVEvents` module: each line marked
     /// `// misuse` must fail to compile, and no other line may.
     func testSendingOrRegisteringWithTheWrongArgumentTypeDoesNotCompile() throws {
         let source = """
-            import UVLoop
+            import UVEvents
 
             final class Picker {
                 func reset() {}

@@ -1,3 +1,5 @@
+import UVLoop
+
 /// One target, and for each event key the one method of it to call: seed 003's custom control
 /// (`assignHandler:`, `registerCommand:forKey:`, `executeCommandWithKey:`) in typed Swift.
 ///
@@ -55,20 +57,19 @@
 public final class EventRegistry: Sendable {
     /// The loop whose thread holds the registrations and runs the actions.
     public let loop: Loop
-    private let state: LoopBound<RegistryState>
-    private let registered = RegisteredEventKeys()
+    private let table: EventTable<RegistryState>
 
     /// Creates an empty registry, with no target, bound to `loop`. Callable from any thread.
     public init(loop: Loop) {
         self.loop = loop
-        self.state = LoopBound(RegistryState(), loop: loop)
+        self.table = EventTable(RegistryState(), loop: loop)
     }
 
     // MARK: the target
 
     /// The target, or `nil` when none was set or it has been deallocated.
     /// Loop thread only: stops the program with a message naming the misuse elsewhere.
-    public var target: AnyObject? { state.value.target }
+    public var target: AnyObject? { table.state.value.target }
 
     /// Makes `target` the registry's target, held weakly; a different target removes every action.
     ///
@@ -78,14 +79,14 @@ public final class EventRegistry: Sendable {
         guard loop.isOnLoopThread else {
             throw .notOnLoopThread(operation: "EventRegistry.setTarget(_:) with a non-Sendable \(Target.self)")
         }
-        state.value.replaceTarget(with: target, registered)
+        table.state.value.replaceTarget(with: target, table.registered)
     }
 
     /// Makes the `Sendable` `target` the registry's target, from any thread; a different target
     /// removes every action. From another thread, returns once the loop's thread has applied it.
     /// - Throws: `LoopError.shutDown` when the loop no longer accepts work; nothing changes.
     public func setTarget<Target: AnyObject & Sendable>(_ target: Target) throws(LoopError) {
-        try onLoopThread { [registered] state in state.replaceTarget(with: target, registered) }
+        try table.apply { state, registered in state.replaceTarget(with: target, registered) }
     }
 
     // MARK: actions
@@ -99,7 +100,7 @@ public final class EventRegistry: Sendable {
     public func register<Target, Argument>(
         _ action: @escaping @Sendable (Target) -> (Argument) -> Void, for key: EventKey<Argument>
     ) throws(LoopError) {
-        try onLoopThread { [registered] (state) throws(LoopError) in
+        try table.apply { (state, registered) throws(LoopError) in
             guard let target = state.liveTarget(registered) else {
                 throw .invalidArgument(
                     "EventRegistry has no target for \(key): call setTarget(_:) before registering actions")
@@ -127,7 +128,7 @@ public final class EventRegistry: Sendable {
     /// Callable from any thread (see "Threads"). Throws `LoopError.shutDown` like `register`.
     @discardableResult
     public func removeAction<Argument>(for key: EventKey<Argument>) throws(LoopError) -> Bool {
-        try onLoopThread { [registered] state in
+        try table.apply { state, registered in
             guard state.actions.removeValue(forKey: key.id) != nil else { return false }
             registered.set(key.id, count: 0)
             return true
@@ -136,13 +137,13 @@ public final class EventRegistry: Sendable {
 
     /// Removes every action; the target stays. Callable from any thread (see "Threads").
     public func removeAllActions() throws(LoopError) {
-        try onLoopThread { [registered] state in state.removeAllActions(registered) }
+        try table.apply { state, registered in state.removeAllActions(registered) }
     }
 
     /// Whether `key` has an action, as any thread sees it: every change whose call has returned is
     /// counted. The target may have been deallocated since; the loop finds out when it next looks.
     public func hasAction<Argument>(for key: EventKey<Argument>) -> Bool {
-        registered.contains(key.id)
+        table.registered.contains(key.id)
     }
 
     // MARK: sending
@@ -161,35 +162,17 @@ public final class EventRegistry: Sendable {
     ///   the event was not sent.
     @discardableResult
     public func send<Argument>(_ key: EventKey<Argument>, _ argument: Argument) throws(LoopError) -> Bool {
-        let id = key.id
-        if loop.isOnLoopThread { return deliver(id, argument) }
-        guard registered.contains(id) else { return false }
-        try loop.post { [self] in _ = deliver(id, argument) }
-        return true
+        try table.send(key.id) { [self] in deliver(key.id, argument) }
     }
 
     /// Runs the action registered for `id` with the current target. Loop thread only.
     private func deliver<Argument>(_ id: EventID, _ argument: Argument) -> Bool {
-        let state = state.value
-        guard let action = state.actions[id], let target = state.liveTarget(registered) else { return false }
+        let state = table.state.value
+        guard let action = state.actions[id], let target = state.liveTarget(table.registered) else { return false }
         // `id` carries `Argument`'s type: what is stored under it is an `EventAction<Argument>`.
         // The state is left before the action runs, so the action may change the registry.
         (action as! EventAction<Argument>).run(target, argument)
         return true
-    }
-
-    /// Applies `change` to the registrations on the loop's thread: inline there, otherwise waiting.
-    private func onLoopThread<Result: Sendable>(
-        _ change: @escaping @Sendable (RegistryState) throws(LoopError) -> Result
-    ) throws(LoopError) -> Result {
-        if loop.isOnLoopThread { return try change(state.value) }
-        do {
-            return try state.invoke { state in try change(state) }
-        } catch let error as LoopError {
-            throw error
-        } catch {
-            preconditionFailure("UVLoop: unexpected error \(error)")
-        }
     }
 }
 

@@ -1,3 +1,5 @@
+import UVLoop
+
 /// Several (target, action) pairs per event, run in the order they were added: the shape of
 /// UIKit's `UIControl.addTarget(_:action:for:)`, which motivated seed 003.
 ///
@@ -36,13 +38,12 @@
 public final class EventControl: Sendable {
     /// The loop whose thread holds the pairs and runs the actions.
     public let loop: Loop
-    private let state: LoopBound<ControlState>
-    private let registered = RegisteredEventKeys()
+    private let table: EventTable<ControlState>
 
     /// Creates a control with no pairs, bound to `loop`. Callable from any thread.
     public init(loop: Loop) {
         self.loop = loop
-        self.state = LoopBound(ControlState(), loop: loop)
+        self.table = EventTable(ControlState(), loop: loop)
     }
 
     // MARK: adding
@@ -58,7 +59,7 @@ public final class EventControl: Sendable {
         guard loop.isOnLoopThread else {
             throw .notOnLoopThread(operation: "EventControl.addTarget(_:action:for:) with a non-Sendable \(Target.self)")
         }
-        return add(target, action, for: key, to: state.value)
+        return add(target, action, for: key, to: table.state.value)
     }
 
     /// Adds the pair (`target`, `action`) to `key`, for an action without argument. Loop thread only.
@@ -76,7 +77,7 @@ public final class EventControl: Sendable {
     public func addTarget<Target: AnyObject & Sendable, Argument>(
         _ target: Target, action: @escaping @Sendable (Target) -> (Argument) -> Void, for key: EventKey<Argument>
     ) throws(LoopError) -> EventConnection {
-        try onLoopThread { [self] state in add(target, action, for: key, to: state) }
+        try table.apply { [self] state, _ in add(target, action, for: key, to: state) }
     }
 
     /// Adds the pair (`target`, `action`) to `key` from any thread, for a `Sendable` target and an
@@ -100,7 +101,7 @@ public final class EventControl: Sendable {
         }
         state.nextPairID += 1
         state.pairs[id, default: []].append(pair)
-        registered.set(id, count: state.pairs[id]!.count)
+        table.registered.set(id, count: state.pairs[id]!.count)
         return EventConnection(control: self, key: id, pairID: pair.id)
     }
 
@@ -112,7 +113,7 @@ public final class EventControl: Sendable {
     public func removeTarget<Argument>(_ target: AnyObject, for key: EventKey<Argument>) throws(LoopError) -> Int {
         let object = ObjectIdentifier(target)
         let id = key.id
-        return try onLoopThread { [registered] state in
+        return try table.apply { state, registered in
             state.remove(from: id, registered) { $0.isTarget(object) }
         }
     }
@@ -122,7 +123,7 @@ public final class EventControl: Sendable {
     @discardableResult
     public func removeTarget(_ target: AnyObject) throws(LoopError) -> Int {
         let object = ObjectIdentifier(target)
-        return try onLoopThread { [registered] state in
+        return try table.apply { state, registered in
             state.pairs.keys.reduce(0) { removed, id in
                 removed + state.remove(from: id, registered) { $0.isTarget(object) }
             }
@@ -131,7 +132,7 @@ public final class EventControl: Sendable {
 
     /// Removes the pair `pairID` of `key`; whether it was still there. See `EventConnection.remove()`.
     func remove(pairID: UInt64, from key: EventID) throws(LoopError) -> Bool {
-        try onLoopThread { [registered] state in
+        try table.apply { state, registered in
             state.remove(from: key, registered) { $0.id == pairID } > 0
         }
     }
@@ -139,7 +140,7 @@ public final class EventControl: Sendable {
     /// Whether `key` has at least one pair, as any thread sees it: every change whose call has
     /// returned is counted. Pairs whose targets were deallocated count until a send removes them.
     public func hasTargets<Argument>(for key: EventKey<Argument>) -> Bool {
-        registered.contains(key.id)
+        table.registered.contains(key.id)
     }
 
     // MARK: sending
@@ -158,16 +159,12 @@ public final class EventControl: Sendable {
     ///   the event was not sent.
     @discardableResult
     public func send<Argument>(_ key: EventKey<Argument>, _ argument: Argument) throws(LoopError) -> Bool {
-        let id = key.id
-        if loop.isOnLoopThread { return deliver(id, argument) }
-        guard registered.contains(id) else { return false }
-        try loop.post { [self] in _ = deliver(id, argument) }
-        return true
+        try table.send(key.id) { [self] in deliver(key.id, argument) }
     }
 
     /// Runs the pairs of `id`, from a snapshot, skipping pairs removed meanwhile. Loop thread only.
     private func deliver<Argument>(_ id: EventID, _ argument: Argument) -> Bool {
-        let state = state.value
+        let state = table.state.value
         guard let pairs = state.pairs[id] else { return false }
         var ran = false
         var foundDeallocated = false
@@ -176,23 +173,9 @@ public final class EventControl: Sendable {
             if (pair as! EventPair<Argument>).run(argument) { ran = true } else { foundDeallocated = true }
         }
         if foundDeallocated {
-            state.remove(from: id, registered) { $0.target == nil }
+            state.remove(from: id, table.registered) { $0.target == nil }
         }
         return ran
-    }
-
-    /// Applies `change` to the pairs on the loop's thread: inline there, otherwise waiting.
-    private func onLoopThread<Result: Sendable>(
-        _ change: @escaping @Sendable (ControlState) -> Result
-    ) throws(LoopError) -> Result {
-        if loop.isOnLoopThread { return change(state.value) }
-        do {
-            return try state.invoke { state in change(state) }
-        } catch let error as LoopError {
-            throw error
-        } catch {
-            preconditionFailure("UVLoop: unexpected error \(error)")
-        }
     }
 }
 

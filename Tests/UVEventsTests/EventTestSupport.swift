@@ -1,5 +1,7 @@
 import Synchronization
+@testable import UVEvents
 @testable import UVLoop
+import UVTestSupport
 
 /// The seed's three kinds of event: no argument, a Bool, and another type (here a String).
 enum PickerEvent {

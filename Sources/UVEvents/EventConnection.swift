@@ -1,3 +1,5 @@
+import UVLoop
+
 /// One (target, action) pair added to an `EventControl`: the handle that removes exactly it.
 ///
 /// Function values cannot be compared in Swift, so a pair cannot be found again by its action the

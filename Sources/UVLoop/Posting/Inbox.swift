@@ -141,13 +141,7 @@ extension Loop {
             return wake
         }
         if isOnLoopThread { return try make() }
-        do {
-            return try invoke { try make() }
-        } catch let error as LoopError {
-            throw error
-        } catch {
-            preconditionFailure("UVLoop: unexpected error \(error)")
-        }
+        return try invoke { Result { () throws(LoopError) in try make() } }.get()
     }
 
     /// The loop's per-wake-up budget, which an inbox's consumer also follows.

@@ -1,4 +1,4 @@
-
+import Synchronization
 /// How many actions each event key has, as any thread may read it.
 ///
 /// The registrations themselves (weak targets, actions) are confined to the loop's thread. A send
@@ -8,7 +8,7 @@
 /// before the call that asked for it returns, so a reader sees every change whose call returned
 /// before the read began.
 final class RegisteredEventKeys: Sendable {
-    private let counts = NativeMutex<[EventID: Int]>([:])
+    private let counts = Mutex<[EventID: Int]>([:])
 
     /// Whether `id` had at least one action registered when the lock was taken.
     func contains(_ id: EventID) -> Bool {

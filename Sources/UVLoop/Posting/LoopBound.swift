@@ -51,6 +51,12 @@ public final class LoopBound<Value>: Sendable {
         try loop.invoke { [storage] in try body(&storage.value) }
     }
 
+    /// Runs `body`, which cannot throw, with the value on the loop's thread and returns its result;
+    /// the only error is the loop's own. See `Loop.invoke`.
+    public func invoke<T: Sendable>(_ body: @escaping @Sendable (inout Value) -> T) throws(LoopError) -> T {
+        try loop.invoke { [storage] in body(&storage.value) }
+    }
+
     /// Runs `body` with the value on the loop's thread, suspending the caller until it has run.
     public func invoke<T: Sendable>(_ body: @escaping @Sendable (inout Value) throws -> T) async throws -> T {
         try await loop.invoke { [storage] in try body(&storage.value) }

@@ -1,6 +1,8 @@
 import XCTest
 import Synchronization
+@testable import UVEvents
 @testable import UVLoop
+import UVTestSupport
 import UVLoopTesting
 
 final class EventRegistryTests: XCTestCase {
