@@ -11,7 +11,7 @@ final class SlotBitmapTests: XCTestCase {
         XCTAssertTrue(bitmap.contains(64))
         XCTAssertFalse(bitmap.contains(127))
         XCTAssertFalse(bitmap.contains(1))
-        var drained = UniqueArray<UInt32>()
+        var drained = NoncopyableArray<UInt32>()
         drained.append(7)
         bitmap.removeAll(into: &drained)
         XCTAssertEqual((0..<drained.count).map { drained[$0] }, [7, 199, 128, 64, 63, 0], "appended, highest first")

@@ -36,7 +36,7 @@ final class ChunkScheduler {
 
     /// Runs one chunk of the next chunked loop in turn, then begins the ones that arrived.
     /// Callbacks may start or cancel chunked loops re-entrantly: starts wait in `arriving`.
-    func runTurn(_ state: LoopState) {
+    func runTurn(_ state: LoopEngine) {
         if !active.isEmpty {
             if cursor >= active.count { cursor = 0 }
             let run = active[cursor]

@@ -69,7 +69,7 @@ final class ChunkedLoopRun {
     }
 
     /// Runs one chunk, then reports progress (or the end). Returns whether chunks remain.
-    func step(_ state: LoopState) -> Bool {
+    func step(_ state: LoopEngine) -> Bool {
         guard !hasEnded else { return false }
         if handle.isCancelRequested {
             end(.cancelled)
@@ -125,7 +125,7 @@ final class ChunkedLoopRun {
         handle.deliver(report)
     }
 
-    private func runChunk(_ state: LoopState) -> ChunkEnd {
+    private func runChunk(_ state: LoopEngine) -> ChunkEnd {
         guard let body else { return .finished }
         let cancel = handle
         let base = lowerBound

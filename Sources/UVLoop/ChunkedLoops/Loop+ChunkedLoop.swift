@@ -134,7 +134,7 @@ extension Loop {
         let limit = try budget.validated()
         let handle = ChunkedLoop(loop: self)
         // The run (mutable, loop-thread state) is created on the loop's thread.
-        let admit: @Sendable (LoopState) -> Void = { state in
+        let admit: @Sendable (LoopEngine) -> Void = { state in
             state.admitChunkedLoop(ChunkedLoopRun(
                 handle: handle, lowerBound: lowerBound, total: count, limit: limit,
                 body: body, progress: progress, completion: completion))

@@ -108,9 +108,9 @@ final class LoopSerialExecutor: SerialExecutor {
     let queue: PostQueue
     let wake: WakeHandle
     let thread: ThreadIdentity
-    let confined: LoopConfinedObject<LoopState>
+    let confined: LoopConfinedObject<LoopEngine>
 
-    init(queue: PostQueue, wake: WakeHandle, thread: ThreadIdentity, confined: LoopConfinedObject<LoopState>) {
+    init(queue: PostQueue, wake: WakeHandle, thread: ThreadIdentity, confined: LoopConfinedObject<LoopEngine>) {
         self.queue = queue
         self.wake = wake
         self.thread = thread

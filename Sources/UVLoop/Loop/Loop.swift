@@ -42,7 +42,7 @@ public final class Loop: Sendable {
     let queue: PostQueue
     /// The status of every timer, shared with the timers' handles (any thread).
     let timerSlots: TimerSlots
-    let confined: LoopConfinedObject<LoopState>
+    let confined: LoopConfinedObject<LoopEngine>
     let wake: WakeHandle
     let native: NativeLoop
     /// The thread that runs this loop.
@@ -71,9 +71,9 @@ public final class Loop: Sendable {
         native: NativeLoop, clock: LoopClockSource, postBudget: Int, timerSlots: TimerSlots = TimerSlots()
     ) throws(LoopError) {
         let queue = PostQueue(refusesAsDetached: !native.isOwned)
-        let state: LoopState
+        let state: LoopEngine
         do {
-            state = try LoopState(
+            state = try LoopEngine(
                 native: native, queue: queue, clock: clock, postBudget: postBudget, timerSlots: timerSlots)
         } catch {
             if native.isOwned { _ = native.closeOwned() }
@@ -506,7 +506,7 @@ public final class Loop: Sendable {
         return iterations
     }
 
-    private func enterRun(_ operation: String) throws(LoopError) -> LoopState {
+    private func enterRun(_ operation: String) throws(LoopError) -> LoopEngine {
         guard isOnLoopThread else { throw .notOnLoopThread(operation: operation) }
         guard native.isOwned else { throw .adoptedLoop(operation: operation) }
         let state = confined.value
@@ -516,7 +516,7 @@ public final class Loop: Sendable {
         return state
     }
 
-    private func finishIfShutDown(_ state: LoopState) {
+    private func finishIfShutDown(_ state: LoopEngine) {
         guard state.handlesClosed, native.isOwned else { return }
         let status = native.closeOwned()
         precondition(status == 0, "UVLoop: uv_loop_close failed after shutdown: \(LoopError.libuv(status, "uv_loop_close"))")

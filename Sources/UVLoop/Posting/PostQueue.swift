@@ -18,7 +18,7 @@ enum LoopPhase: Sendable, Equatable {
 /// clears it only right before a poll that may block, in the lock that sees the queue empty
 /// (`rearmWakeUnlessPending`). Until then the loop looks at the queue again before it polls, so
 /// a post that arrives while it works sends no wake-up, and the loop reads none. (The loop's
-/// own thread queues into `LoopState`'s loop-confined queue instead, without the lock, while the
+/// own thread queues into `LoopEngine`'s loop-confined queue instead, without the lock, while the
 /// loop is open; once shutdown begins, its executor jobs come here too.)
 final class PostQueue: Sendable {
     struct State {

@@ -4,7 +4,7 @@
 /// A drain runs what was queued up to its snapshot (`markSnapshot`); jobs queued while it runs
 /// wait for a later drain, which is what keeps a job that re-posts itself from starving I/O.
 ///
-/// A struct held behind a pointer by `LoopState`: as stored properties of a class, the indices
+/// A struct held behind a pointer by `LoopEngine`: as stored properties of a class, the indices
 /// would pay a run-time exclusivity check on every append and take. Its memory stays at the
 /// largest burst it has held, like the arrays it replaces.
 struct JobRing: ~Copyable {

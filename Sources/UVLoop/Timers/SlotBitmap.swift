@@ -2,7 +2,7 @@
 /// which hold a dead entry. A million slots take 128 KiB, which stays in cache while compaction
 /// walks entries whose slots do not.
 struct SlotBitmap: ~Copyable {
-    private var words = UniqueArray<UInt64>()
+    private var words = NoncopyableArray<UInt64>()
 
     /// Grows the bitmap to hold `count` slots (new bits clear).
     mutating func reserve(_ count: Int) {
@@ -25,7 +25,7 @@ struct SlotBitmap: ~Copyable {
     }
 
     /// Clears every bit, appending each slot that was set to `list`, highest first.
-    mutating func removeAll(into list: inout UniqueArray<UInt32>) {
+    mutating func removeAll(into list: inout NoncopyableArray<UInt32>) {
         var index = words.count
         while index > 0 {
             index -= 1

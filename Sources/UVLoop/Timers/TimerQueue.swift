@@ -45,15 +45,15 @@ struct TimerQueue: ~Copyable {
 
     /// Statuses and the slots of other threads; shared with the loop's `LoopTimer`s.
     let shared: TimerSlots
-    private var run = UniqueArray<TimerEntry>()
+    private var run = NoncopyableArray<TimerEntry>()
     /// Entries before this index have left the run.
     private var runStart = 0
-    private var heap = UniqueArray<TimerEntry>()
+    private var heap = NoncopyableArray<TimerEntry>()
     private var wheel = TimerWheel()
-    private var slots = UniqueArray<Slot>()
+    private var slots = NoncopyableArray<Slot>()
     /// The loop thread's own free slots, refilled from `shared` in batches; beyond
     /// `freeSlotsKept`, handed back to it while other threads take slots.
-    private var freeSlots = UniqueArray<UInt32>()
+    private var freeSlots = NoncopyableArray<UInt32>()
     /// The slots whose timer has a live entry: scheduled and neither cancelled nor popped. A
     /// repeating timer whose callback is running has no entry and is not in here, but keeps its
     /// work.

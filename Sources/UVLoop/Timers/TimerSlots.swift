@@ -59,7 +59,7 @@ final class TimerSlots: Sendable {
     /// Moves up to `batch` free slots into the loop thread's free list, creating slots if none is
     /// free. They come out of `local.removeLast()` in ascending order, so that a fresh loop fills its
     /// arrays front to back.
-    func refill(_ local: inout UniqueArray<UInt32>, batch: Int) {
+    func refill(_ local: inout NoncopyableArray<UInt32>, batch: Int) {
         shared.withLock { shared in
             if shared.free.isEmpty {
                 let first = create(UInt32(batch), in: &shared)
@@ -79,7 +79,7 @@ final class TimerSlots: Sendable {
     /// Takes free slots back from the loop thread's list, leaving it the `keeping` it would hand
     /// out first. The two lists act as one stack (this one below), so slots freed together are
     /// handed out together, in order.
-    func takeBack(_ local: inout UniqueArray<UInt32>, keeping: Int) {
+    func takeBack(_ local: inout NoncopyableArray<UInt32>, keeping: Int) {
         let surplus = local.count - keeping
         guard surplus > 0 else { return }
         shared.withLock { shared in

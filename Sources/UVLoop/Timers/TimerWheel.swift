@@ -18,16 +18,16 @@ struct TimerWheel: ~Copyable {
     private static let levelShift = 6
     private static let levels = 8
 
-    private var buckets = UniqueArray<UniqueArray<TimerEntry>>()
+    private var buckets = NoncopyableArray<NoncopyableArray<TimerEntry>>()
     /// Per level, one bit per non-empty bucket.
-    private var occupied = UniqueArray<UInt64>()
+    private var occupied = NoncopyableArray<UInt64>()
     /// The current tick: every entry in the wheel is due after it.
     private(set) var now: UInt64 = 0
     /// Entries in the wheel, dead ones included.
     private(set) var count = 0
 
     init() {
-        for _ in 0..<(Self.levels << Self.levelShift) { buckets.append(UniqueArray()) }
+        for _ in 0..<(Self.levels << Self.levelShift) { buckets.append(NoncopyableArray()) }
         for _ in 0..<Self.levels { occupied.append(0) }
     }
 
@@ -64,14 +64,14 @@ struct TimerWheel: ~Copyable {
     /// If the earliest non-empty bucket starts at or before `target`: moves `now` to its start
     /// and returns its entries, which the caller must insert again or take out of the wheel.
     /// Otherwise moves `now` to `target` (nothing is due by then) and returns nil.
-    mutating func takeNextBucket(notAfter target: UInt64) -> UniqueArray<TimerEntry>? {
+    mutating func takeNextBucket(notAfter target: UInt64) -> NoncopyableArray<TimerEntry>? {
         for level in 0..<Self.levels where occupied[level] != 0 {
             let index = occupied[level].trailingZeroBitCount
             let start = bucketStart(level: level, index: index)
             guard start <= target else { break }
             now = start
             occupied[level] &= ~(1 &<< UInt64(index))
-            let entries = buckets.exchange(at: level << Self.levelShift | index, with: UniqueArray())
+            let entries = buckets.exchange(at: level << Self.levelShift | index, with: NoncopyableArray())
             count -= entries.count
             return entries
         }

@@ -6,7 +6,7 @@
 /// its instructions (callgrind). Capacity grows in powers of two, so a large queue leaves at most
 /// half its last block unused, and shrinks only when emptied with `removeAll(keepingCapacity:)`.
 /// An empty array allocates nothing (the timer wheel has 512 of them).
-struct UniqueArray<Element: ~Copyable>: ~Copyable {
+struct NoncopyableArray<Element: ~Copyable>: ~Copyable {
     /// A dangling, aligned pointer while `capacity` is zero.
     private var base = UnsafeMutablePointer<Element>(bitPattern: MemoryLayout<Element>.alignment)!
     private(set) var count = 0
@@ -23,11 +23,11 @@ struct UniqueArray<Element: ~Copyable>: ~Copyable {
 
     subscript(index: Int) -> Element {
         unsafeAddress {
-            precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "UniqueArray index out of range")
+            precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "NoncopyableArray index out of range")
             return UnsafePointer(base + index)
         }
         unsafeMutableAddress {
-            precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "UniqueArray index out of range")
+            precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "NoncopyableArray index out of range")
             return base + index
         }
     }
@@ -40,14 +40,14 @@ struct UniqueArray<Element: ~Copyable>: ~Copyable {
 
     /// Stores `element` at `index` and returns what was there, without copying either.
     mutating func exchange(at index: Int, with element: consuming Element) -> Element {
-        precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "UniqueArray index out of range")
+        precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "NoncopyableArray index out of range")
         let old = (base + index).move()
         (base + index).initialize(to: element)
         return old
     }
 
     mutating func removeLast() -> Element {
-        precondition(count > 0, "removeLast() on an empty UniqueArray")
+        precondition(count > 0, "removeLast() on an empty NoncopyableArray")
         count -= 1
         return (base + count).move()
     }

@@ -2,10 +2,10 @@ import XCTest
 import Synchronization
 @testable import UVLoop
 
-/// `UniqueArray`, the timer queue's copy-on-write-free storage.
+/// `NoncopyableArray`, the timer queue's copy-on-write-free storage.
 final class UniqueArrayTests: XCTestCase {
     func testAppendGrowExchangeAndRemove() {
-        var array = UniqueArray<Int>()
+        var array = NoncopyableArray<Int>()
         XCTAssertTrue(array.isEmpty)
         XCTAssertEqual(array.capacity, 0, "an empty array allocates nothing")
         for value in 0..<100 { array.append(value) }
@@ -30,7 +30,7 @@ final class UniqueArrayTests: XCTestCase {
     func testElementsAreReleasedWhenRemovedOrWithTheArray() {
         let released = Atomic<Int>(0)
         do {
-            var array = UniqueArray<Tracked>()
+            var array = NoncopyableArray<Tracked>()
             for _ in 0..<20 { array.append(Tracked { released.add(1, ordering: .relaxed) }) }
             array.removeFirst(5)
             XCTAssertEqual(released.load(ordering: .relaxed), 5)
@@ -43,13 +43,13 @@ final class UniqueArrayTests: XCTestCase {
     }
 
     func testKeepAllKeepsOrderAndReleasesTheRest() {
-        var numbers = UniqueArray<Int>()
+        var numbers = NoncopyableArray<Int>()
         for value in 0..<50 { numbers.append(value) }
         numbers.keepAll { $0 % 3 == 0 }
         XCTAssertEqual((0..<numbers.count).map { numbers[$0] }, Array(stride(from: 0, to: 50, by: 3)))
         let released = Atomic<Int>(0)
         do {
-            var tracked = UniqueArray<Tracked>()
+            var tracked = NoncopyableArray<Tracked>()
             for _ in 0..<10 { tracked.append(Tracked { released.add(1, ordering: .relaxed) }) }
             var index = 0
             tracked.keepAll { _ in
@@ -63,11 +63,11 @@ final class UniqueArrayTests: XCTestCase {
     }
 
     func testNoncopyableElements() {
-        var outer = UniqueArray<UniqueArray<Int>>()
-        for _ in 0..<3 { outer.append(UniqueArray()) }
+        var outer = NoncopyableArray<NoncopyableArray<Int>>()
+        for _ in 0..<3 { outer.append(NoncopyableArray()) }
         outer[1].append(5)
         outer[1].append(6)
-        let taken = outer.exchange(at: 1, with: UniqueArray())
+        let taken = outer.exchange(at: 1, with: NoncopyableArray())
         XCTAssertEqual(taken.count, 2)
         XCTAssertEqual(taken[1], 6)
         XCTAssertTrue(outer[1].isEmpty)

@@ -17,7 +17,7 @@ import CLibUV
 ///   threads;
 /// - the check handle (check phase): drains work the loop thread posted during poll, then runs
 ///   the next-iteration snapshot.
-final class LoopState {
+final class LoopEngine {
     let native: NativeLoop
     let queue: PostQueue
     let clockSource: LoopClockSource
