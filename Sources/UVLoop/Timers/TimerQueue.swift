@@ -17,9 +17,8 @@ enum TimerWork: Sendable {
 /// - A timing wheel (`TimerWheel`) for entries out of order and due after the current tick
 ///   (about 1 ms): O(1) to schedule, and unordered until their tick comes, when they move to the
 ///   run or the heap.
-/// - A 4-ary min-heap for the entries out of order and due by the current tick: O(log n) to push
-///   and to pop, with the entries alone in one array (no positions to keep up to date elsewhere),
-///   so that a sift touches nothing but the heap.
+/// - A heap (`TimerHeap`) for the entries out of order and due by the current tick: O(log n) to
+///   push and to pop.
 ///
 /// Cancel is O(1): it takes the work out of the slot (so what the closure captured is released at
 /// once) and clears the slot's bit in a bitmap of scheduled timers. The entry stays behind, dead,
@@ -48,7 +47,7 @@ struct TimerQueue: ~Copyable {
     private var run = NoncopyableArray<TimerEntry>()
     /// Entries before this index have left the run.
     private var runStart = 0
-    private var heap = NoncopyableArray<TimerEntry>()
+    private var heap = TimerHeap()
     private var wheel = TimerWheel()
     private var slots = NoncopyableArray<Slot>()
     /// The loop thread's own free slots, refilled from `shared` in batches; beyond
@@ -112,7 +111,7 @@ struct TimerQueue: ~Copyable {
         mutating get {
             dropDeadFronts()
             let head = runStart < run.count ? run[runStart].deadline : nil
-            let top = heap.isEmpty ? nil : heap[0].deadline
+            let top = heap.top?.deadline
             switch (head, top) {
             case (let head?, let top?): return min(head, top)
             case (let head?, nil): return head
@@ -214,8 +213,7 @@ struct TimerQueue: ~Copyable {
         if extendsRun(entry) {
             appendToRun(entry)
         } else {
-            heap.append(entry)
-            siftUp(from: heap.count - 1)
+            heap.push(entry)
         }
     }
 
@@ -263,21 +261,21 @@ struct TimerQueue: ~Copyable {
             let entry: TimerEntry
             if runStart < run.count {
                 let head = run[runStart]
-                if !heap.isEmpty, heap[0].fires(before: head) {
+                if let top = heap.top, top.fires(before: head) {
                     fromRun = false
-                    entry = heap[0]
+                    entry = top
                 } else {
                     fromRun = true
                     entry = head
                 }
-            } else if !heap.isEmpty {
+            } else if let top = heap.top {
                 fromRun = false
-                entry = heap[0]
+                entry = top
             } else {
                 return nil
             }
             guard entry.deadline <= now, entry.sequence < sequenceLimit else { return nil }
-            if fromRun { popRun() } else { popHeap() }
+            if fromRun { popRun() } else { heap.removeTop() }
             if scheduled.contains(entry.slot) {
                 clearScheduled(entry.slot)
                 return entry
@@ -309,7 +307,7 @@ struct TimerQueue: ~Copyable {
     mutating func removeAll() -> [(slot: UInt32, work: TimerWork)] {
         var entries: [TimerEntry] = []
         for index in runStart..<run.count { entries.append(run[index]) }
-        for index in 0..<heap.count { entries.append(heap[index]) }
+        heap.appendEntries(to: &entries)
         wheel.removeAll(into: &entries)
         var live = entries.filter { scheduled.contains($0.slot) }
         live.sort { $0.fires(before: $1) }
@@ -322,7 +320,7 @@ struct TimerQueue: ~Copyable {
         freeDeadSlots()
         run.removeAll(keepingCapacity: false)
         runStart = 0
-        heap.removeAll(keepingCapacity: false)
+        heap.removeAll()
         return result
     }
 
@@ -375,14 +373,14 @@ struct TimerQueue: ~Copyable {
             dropDead(run[runStart].slot)
             popRun()
         }
-        while !heap.isEmpty, !scheduled.contains(heap[0].slot) {
-            dropDead(heap[0].slot)
-            popHeap()
+        while let top = heap.top, !scheduled.contains(top.slot) {
+            dropDead(top.slot)
+            heap.removeTop()
         }
     }
 
-    /// Removes every dead entry, keeping the run's order, and rebuilds the heap (Floyd's heap
-    /// construction): O(n), reading the entries in order and one bit per entry.
+    /// Removes every dead entry, keeping the run's order, and rebuilds the heap: O(n), reading the
+    /// entries in order and one bit per entry.
     private mutating func dropDeadEntries() {
         wheel.removeEntries(notIn: scheduled)
         var kept = 0
@@ -392,19 +390,11 @@ struct TimerQueue: ~Copyable {
         }
         run.removeLast(run.count - kept)
         runStart = 0
-        kept = 0
-        for index in 0..<heap.count where scheduled.contains(heap[index].slot) {
-            heap[kept] = heap[index]
-            kept += 1
-        }
-        heap.removeLast(heap.count - kept)
+        heap.keepOnly { scheduled.contains($0.slot) }
         freeDeadSlots()
-        if heap.count > 1 {
-            for index in stride(from: (heap.count - 2) / 4, through: 0, by: -1) { siftDown(from: index) }
-        }
     }
 
-    // MARK: run and heap
+    // MARK: the run
 
     private mutating func popRun() {
         runStart += 1
@@ -412,46 +402,5 @@ struct TimerQueue: ~Copyable {
             run.removeAll(keepingCapacity: true)
             runStart = 0
         }
-    }
-
-    private mutating func popHeap() {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        siftDown(from: 0)
-    }
-
-    private mutating func siftUp(from start: Int) {
-        var index = start
-        let entry = heap[index]
-        while index > 0 {
-            let parent = (index - 1) / 4
-            let parentEntry = heap[parent]
-            guard entry.fires(before: parentEntry) else { break }
-            heap[index] = parentEntry
-            index = parent
-        }
-        heap[index] = entry
-    }
-
-    private mutating func siftDown(from start: Int) {
-        var index = start
-        let entry = heap[index]
-        let count = heap.count
-        while true {
-            let firstChild = 4 * index + 1
-            if firstChild >= count { break }
-            var best = firstChild
-            let lastChild = min(firstChild + 4, count)
-            var child = firstChild + 1
-            while child < lastChild {
-                if heap[child].fires(before: heap[best]) { best = child }
-                child += 1
-            }
-            guard heap[best].fires(before: entry) else { break }
-            heap[index] = heap[best]
-            index = best
-        }
-        heap[index] = entry
     }
 }

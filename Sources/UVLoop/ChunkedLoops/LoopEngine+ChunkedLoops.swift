@@ -1,0 +1,16 @@
+extension LoopEngine {
+    /// Queues a chunked loop started on (or posted to) the loop's thread; it begins in the next
+    /// idle phase.
+    func admitChunkedLoop(_ run: ChunkedLoopRun) {
+        chunkedLoops.admit(run)
+        if !idle.isActive { idle.start() }
+    }
+
+    /// Runs one chunk. A chunk stops early when a timer comes due; that timer then fires in the
+    /// next iteration's idle phase, after one poll for I/O, rather than at the wake timer's next
+    /// millisecond tick.
+    func runChunk() {
+        chunkedLoops.runTurn(self)
+        if timers.hasDue(at: now) { timersDue = true }
+    }
+}

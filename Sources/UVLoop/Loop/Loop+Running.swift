@@ -1,0 +1,77 @@
+extension Loop {
+    /// Runs the loop on its thread until `stop()` or `shutdown()`.
+    ///
+    /// Running out of work does not end `run()`: other threads may post at any time, and the loop
+    /// sleeps in the kernel until they do. After `shutdown()` the loop is closed when `run()`
+    /// returns.
+    /// - Throws: `LoopError.notOnLoopThread` from another thread, `.alreadyRunning` when called
+    ///   re-entrantly from a callback, `.adoptedLoop` on an adopted loop, `.shutDown` once closed.
+    public func run() throws(LoopError) {
+        let state = try enterRun("run()")
+        defer { state.isRunning = false }
+        native.runUntilStopped()
+        finishIfShutDown(state)
+    }
+
+    /// Runs one loop iteration without blocking for I/O or time, on the loop's thread.
+    ///
+    /// - Returns: whether work is ready to run right away (posted work, due timers,
+    ///   next-iteration work or a pending chunked loop), that is, whether another step would do
+    ///   something.
+    /// - Throws: like `run()`.
+    @discardableResult
+    public func runOnce() throws(LoopError) -> Bool {
+        let state = try enterRun("runOnce()")
+        defer { state.isRunning = false }
+        native.runNoWait()
+        finishIfShutDown(state)
+        return !state.handlesClosed && state.hasReadyWork
+    }
+
+    /// Steps the loop until nothing is ready: no posted work, no due timer, no next-iteration
+    /// work and no pending chunked loop (which runs to its end). Does not wait for timers that are
+    /// not yet due.
+    ///
+    /// Work that re-posts itself forever keeps this from returning; `maxIterations` bounds it.
+    /// - Returns: the number of iterations run.
+    @discardableResult
+    public func runUntilIdle(maxIterations: Int = .max) throws(LoopError) -> Int {
+        var iterations = 0
+        while iterations < maxIterations {
+            iterations += 1
+            if try !runOnce() { break }
+        }
+        return iterations
+    }
+
+    func enterRun(_ operation: String) throws(LoopError) -> LoopEngine {
+        guard isOnLoopThread else { throw .notOnLoopThread(operation: operation) }
+        guard native.isOwned else { throw .adoptedLoop(operation: operation) }
+        let state = confined.value
+        guard !state.isRunning else { throw .alreadyRunning }
+        guard !state.handlesClosed else { throw .shutDown }
+        state.isRunning = true
+        return state
+    }
+
+    func finishIfShutDown(_ state: LoopEngine) {
+        guard state.handlesClosed, native.isOwned else { return }
+        let status = native.closeOwned()
+        precondition(status == 0, "UVLoop: uv_loop_close failed after shutdown: \(LoopError.libuv(status, "uv_loop_close"))")
+    }
+
+    /// Makes `run()` return after the current turn; the loop stays open and keeps its work.
+    /// Callable from any thread.
+    public func stop() {
+        let onLoopThread = isOnLoopThread
+        let mustWake = queue.state.withLock { [queue] state -> Bool in
+            guard state.phase == .open else { return false }
+            queue.stopRequested.store(true, ordering: .releasing)
+            if onLoopThread { return false }
+            queue.wakersInFlight.add(1, ordering: .relaxed)
+            return true
+        }
+        if mustWake { queue.sendRegisteredWake(wake) }
+        if onLoopThread { confined.value.requestDrain() }
+    }
+}

@@ -1,0 +1,70 @@
+extension Loop {
+    /// Shuts the loop down gracefully. Callable from any thread; idempotent.
+    ///
+    /// From now on posting throws `LoopError.shutDown`. The loop's thread then finishes a timer
+    /// burst that `postBudget` had split across turns, runs everything posted before this call,
+    /// cancels pending timers, closes every handle and closes the `uv_loop_t`: inside `run()`
+    /// (which then returns), or right here when called on the loop's thread outside a turn, or
+    /// at the next `runOnce()` of a stepped loop.
+    /// An adopted loop cannot be shut down: `detach()` it.
+    public func shutdown() {
+        precondition(native.isOwned, "UVLoop: shutdown() on an adopted loop; call detach() on the owner's thread instead")
+        let onLoopThread = isOnLoopThread
+        let began = queue.state.withLock { [queue] state in
+            guard state.phase == .open else { return false }
+            state.phase = .shuttingDown
+            queue.acceptsWork.store(false, ordering: .releasing)
+            state.wakePending = true
+            if !onLoopThread { queue.wakersInFlight.add(1, ordering: .relaxed) }
+            return true
+        }
+        guard began else { return }
+        if !onLoopThread { queue.sendRegisteredWake(wake) }
+        if onLoopThread {
+            let state = confined.value
+            if state.isRunning {
+                state.requestDrain()
+            } else {
+                state.shutDownNow()
+                finishIfShutDown(state)
+            }
+        }
+    }
+
+    /// Detaches UVLoop from an adopted loop, on the owner's loop thread.
+    ///
+    /// Finishes a timer burst that `postBudget` had split across turns, runs everything posted so
+    /// far, cancels pending timers, and closes UVLoop's handles. Their
+    /// memory is released by libuv's close callbacks, so let the owner's loop turn once
+    /// (`uv_run(loop, UV_RUN_NOWAIT)`) before `uv_loop_close`. Thread-pool work still in flight
+    /// (operations' workers) is not waited for: each finish runs on a later turn of the owner's
+    /// loop, and `uv_loop_close` returns `UV_EBUSY` until the last has run. From this call on,
+    /// posting throws `LoopError.detached`.
+    ///
+    /// Called from inside one of UVLoop's callbacks on this loop (a posted closure, a timer,
+    /// next-iteration work, a chunked loop's body or callbacks, an actor job), the detach
+    /// finishes when that callback returns, within the same turn: work posted before the call
+    /// still runs first, and the rest of the callback's own work too (the rest of a timer burst,
+    /// even past `postBudget`, and of a chunk). Releasing the last reference to an attached
+    /// `Loop` on the owner's thread detaches it the same way; releasing it on another thread
+    /// stops the program.
+    /// - Throws: `LoopError.notOnLoopThread` from another thread, `.detached` when already detached,
+    ///   `.invalidArgument` for an owned loop (use `shutdown()`).
+    public func detach() throws(LoopError) {
+        guard !native.isOwned else {
+            throw .invalidArgument("detach() is for adopted loops; call shutdown() on a loop UVLoop owns")
+        }
+        guard isOnLoopThread else { throw .notOnLoopThread(operation: "detach()") }
+        let began = queue.state.withLock { state in
+            guard state.phase == .open else { return false }
+            state.phase = .shuttingDown
+            queue.acceptsWork.store(false, ordering: .releasing)
+            return true
+        }
+        guard began else { throw .detached }
+        let state = confined.value
+        // Inside one of the loop's callbacks the detach finishes when that callback returns.
+        if state.isInCallback { return }
+        state.shutDownNow(finalPhase: .detached)
+    }
+}

@@ -1,0 +1,108 @@
+extension Loop {
+    /// Runs `work` soon on the loop's thread; never inline, even when called on the loop's thread.
+    ///
+    /// Callable from any thread. Work posted by one thread runs in posting order. A post wakes
+    /// the loop only when it may be asleep: posts that arrive while it is awake cost no wake-up.
+    /// Throws `LoopError.shutDown` (or `.detached`) once the loop has begun shutting down: the
+    /// work was not queued and will not run.
+    @inline(__always)
+    public func post(_ work: consuming @escaping @Sendable () -> Void) throws(LoopError) {
+        try enqueue(.run(consume work))
+    }
+
+    /// How long the loop keeps polling without blocking, after a drain that ran work, before it
+    /// sleeps in the kernel. Zero (the default) never spins. Set it with `setBusyPoll(_:)`.
+    public var busyPoll: Duration {
+        .nanoseconds(Int64(clamping: queue.busyPollNanoseconds.load(ordering: .relaxed)))
+    }
+
+    /// Sets `busyPoll`: after a drain that ran work, the loop keeps polling without blocking for
+    /// up to `window` before it sleeps in the kernel.
+    ///
+    /// Ping-pong traffic, such as a task on another executor awaiting a loop actor and coming
+    /// back, then finds the loop awake instead of paying for a kernel wake-up on every trip, at the
+    /// cost of CPU while the loop polls (each poll is one non-blocking `epoll_wait`). An idle loop
+    /// still sleeps: polling only follows work. Ignored on a loop with a manual clock. Callable
+    /// from any thread; the loop's thread uses the new value from its next drain on.
+    /// - Throws: `LoopError.invalidArgument` for a negative window.
+    public func setBusyPoll(_ window: Duration) throws(LoopError) {
+        guard window >= .zero else {
+            throw LoopError.invalidArgument("busy-poll window must not be negative (got \(window)); use .zero to turn it off")
+        }
+        queue.busyPollNanoseconds.store(UInt64(clamping: window.saturatingNanoseconds), ordering: .relaxed)
+    }
+
+    /// Queues `work` to run on the next loop iteration, after the loop has polled for I/O.
+    ///
+    /// From the loop's thread, work queued while the current next-iteration snapshot runs waits
+    /// for the following turn; from another thread it goes through the post queue (keeping that
+    /// thread's order) and joins the next-iteration queue when the loop drains it. While this queue
+    /// is not empty the loop does not block in poll. Throws like `post`.
+    public func postNextIteration(_ work: consuming @escaping @Sendable () -> Void) throws(LoopError) {
+        if isOnLoopThread {
+            guard queue.isOpen else { throw queue.refusal }
+            var job = Job.run(consume work)
+            confined.withValue { $0.appendNextIteration(Job.take(&job)) }
+        } else {
+            try enqueue(.nextIteration(consume work))
+        }
+    }
+
+    /// Queues `job`: from another thread through the post queue (one lock, and a wake-up only if
+    /// the loop may be asleep); from the loop's own thread into the loop-confined queue, with no
+    /// lock at all.
+    /// The job is moved, never copied, into the queue: a copy would retain the closure's context
+    /// and release it again, two atomic operations per post.
+    @inline(__always)
+    func enqueue(_ job: consuming Job) throws(LoopError) {
+        if isOnLoopThread {
+            guard queue.isOpen else { throw queue.refusal }
+            confined.withValue { $0.appendOwn(taking: &job) }
+        } else {
+            try queue.append(taking: &job, waking: wake)
+        }
+    }
+
+    /// Runs `work` on the loop's thread and returns its value (or rethrows its error).
+    ///
+    /// On the loop's thread it runs inline, at once, so it never deadlocks. From another thread it
+    /// is posted (ordered with that thread's other posts) and the calling thread blocks until it has
+    /// run. Throws `LoopError.shutDown` if the loop no longer accepts work.
+    public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
+        if isOnLoopThread { return try work() }
+        let handoff = ThreadHandoff<Result<T, any Error>>()
+        try enqueue(.run { handoff.deliver(Result { try work() }) })
+        return try handoff.take().get()
+    }
+
+    /// Runs `work`, which cannot throw, on the loop's thread and returns its value; the only error
+    /// is the loop's own.
+    ///
+    /// Inline on the loop's thread, otherwise posted and waited for, like the throwing `invoke`.
+    /// - Throws: ``LoopError/shutDown`` (or ``LoopError/detached``) if the loop no longer accepts
+    ///   work; `work` did not run.
+    public func invoke<T: Sendable>(_ work: @escaping @Sendable () -> T) throws(LoopError) -> T {
+        if isOnLoopThread { return work() }
+        let handoff = ThreadHandoff<T>()
+        try enqueue(.run { handoff.deliver(work()) })
+        return handoff.take()
+    }
+
+    /// Runs `work` on the loop's thread and returns its value, suspending (not blocking) the caller.
+    ///
+    /// Inline when already on the loop's thread. It starts on the caller's executor
+    /// (`nonisolated(nonsending)`), so from an actor on this loop it runs inline too, with no hop.
+    /// Throws `LoopError.shutDown` if the loop no longer accepts work.
+    public nonisolated(nonsending) func invoke<T: Sendable>(
+        _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
+        if isOnLoopThread { return try work() }
+        return try await withCheckedThrowingContinuation { continuation in
+            do {
+                try enqueue(.run { continuation.resume(with: Result { try work() }) })
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+}

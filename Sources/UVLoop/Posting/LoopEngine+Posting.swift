@@ -1,0 +1,123 @@
+extension LoopEngine {
+    /// Whether the busy-poll window that the last drain with work opened is still open.
+    var isBusyPolling: Bool {
+        guard busyPollUntil != 0 else { return false }
+        if monotonicNanoseconds() < busyPollUntil { return true }
+        busyPollUntil = 0
+        return false
+    }
+
+    /// A drain ran work: open the busy-poll window, if the loop has one.
+    private func openBusyPollWindow() {
+        let window = queue.busyPollNanoseconds.load(ordering: .relaxed)
+        guard window > 0, clockSource == .system else { return }
+        busyPollUntil = monotonicNanoseconds().addingClamped(window)
+    }
+
+    /// The loop's own thread asked for something the next drain handles (a stop, a shutdown while
+    /// running): make sure that drain happens without blocking.
+    @inline(__always)
+    func requestDrain() {
+        drainRequested = true
+        if !idle.isActive { idle.start() }
+    }
+
+    /// Queues a job from the loop's own thread (the caller checked that the loop accepts work).
+    /// The idle handle makes the next poll non-blocking so that the job runs this turn or the next.
+    @inline(__always)
+    func appendOwn(_ job: consuming Job) {
+        ownJobs.value.append(job)
+        if !idle.isActive { idle.start() }
+    }
+
+    /// `appendOwn`, moving the job out of `job` (see `Job.take`).
+    @inline(__always)
+    func appendOwn(taking job: inout Job) {
+        appendOwn(Job.take(&job))
+    }
+
+    /// Jobs queued by the loop's thread or left over from a drain's snapshot.
+    var hasOwnOrBatchedJobs: Bool {
+        batchIndex < batch.count || !ownJobs.value.isEmpty
+    }
+
+    /// Runs at most `postBudget` queued jobs: those posted from other threads, then those the
+    /// loop's thread queued. A snapshot of both is taken only when the previous one is used up,
+    /// and at most once per call, so work queued while draining waits for a later drain and a job
+    /// that re-posts itself forever cannot keep the loop from polling.
+    func drainPosted(budget: Int? = nil) {
+        let initialBudget = budget ?? postBudget
+        var remaining = initialBudget
+        var tookSnapshot = false
+        // Work on local copies: stored properties of this class touched across the call into a
+        // job would each cost a run-time exclusivity check per job (about 60 instructions), and a
+        // job may drain re-entrantly (a shutdown from inside a posted closure).
+        var jobs: [Job] = []
+        swap(&jobs, &batch)
+        var index = batchIndex
+        // The own ring is reached through its storage on every use, never copied to a local: a
+        // job that drains re-entrantly takes from the same snapshot.
+        while remaining > 0 {
+            if index < jobs.count {
+                let job = Job.take(&jobs[index])
+                index += 1
+                remaining -= 1
+                run(job)
+            } else if ownJobs.value.hasSnapshotJobs {
+                remaining -= 1
+                run(ownJobs.value.takeFromSnapshot())
+            } else {
+                if tookSnapshot { break }
+                jobs.removeAll(keepingCapacity: true)
+                index = 0
+                drainRequested = false
+                queue.takeAll(into: &jobs)
+                ownJobs.value.markSnapshot()
+                tookSnapshot = true
+                if jobs.isEmpty && !ownJobs.value.hasSnapshotJobs { break }
+            }
+        }
+        swap(&jobs, &batch)
+        batchIndex = index
+        if remaining < initialBudget { openBusyPollWindow() }
+        if !tookSnapshot {
+            // This call consumed a wake-up without looking at the queue: whatever that wake-up
+            // announced must be picked up by a later drain.
+            drainRequested = true
+        }
+    }
+
+    @inline(__always)
+    private func run(_ job: consuming Job) {
+        switch consume job {
+        case .run(let work): work()
+        case .nextIteration(let work): appendNextIteration(.run(work))
+        case .threadPoolWork(let job): threadPool.submit(job)
+        case .actorJob(let job): job.runSynchronously(on: executors!.serial)
+        case .taskJob(let job): job.runSynchronously(on: executors!.task)
+        case .empty: break
+        }
+    }
+
+
+    /// Queues `job` (a `.run`) for the next iteration's check phase.
+    func appendNextIteration(_ job: consuming Job) {
+        nextIteration.append(job)
+        if !check.isActive { check.start() }
+        if !idle.isActive { idle.start() }
+    }
+
+    func runNextIterationSnapshot() {
+        var snapshot: [Job] = []
+        swap(&snapshot, &nextIterationSnapshot)
+        swap(&nextIteration, &snapshot)
+        var index = 0
+        while index < snapshot.count {
+            let job = Job.take(&snapshot[index])
+            index += 1
+            run(job)
+        }
+        snapshot.removeAll(keepingCapacity: true)
+        swap(&snapshot, &nextIterationSnapshot)
+    }
+}

@@ -1,0 +1,183 @@
+extension Loop {
+    /// Runs `work` on the loop's thread once `delay` has passed on the loop's clock.
+    ///
+    /// Callable from any thread; returns a handle to cancel it, fire it early or ask whether it is
+    /// pending. Due timers fire in (deadline, schedule order). A negative delay counts as zero; a
+    /// delay too large to represent is clamped to the end of time. A timer scheduled with zero delay
+    /// from inside a timer callback fires on the next turn, never within the current one.
+    ///
+    /// Resolution: the loop sleeps on a libuv timer with 1 ms granularity, rounded up, so a timer
+    /// never fires before its deadline and, on an idle loop, usually within about 1 ms after it.
+    /// Under the manual clock, timers fire exactly at their deadlines as the test advances time.
+    ///
+    /// Throws `LoopError.shutDown` once the loop has begun shutting down.
+    @discardableResult
+    public func schedule(
+        after delay: Duration, _ work: @escaping @Sendable () -> Void
+    ) throws(LoopError) -> LoopTimer {
+        try schedule(after: delay, repetition: .none, work: .closure(work))
+    }
+
+    /// Runs `work` on the loop's thread at `deadline` on the loop's clock (at once if it has passed).
+    @discardableResult
+    public func schedule(
+        at deadline: LoopInstant, _ work: @escaping @Sendable () -> Void
+    ) throws(LoopError) -> LoopTimer {
+        let timer = makeTimer()
+        try insert(timer, deadline: .absolute(deadline.nanoseconds), repetition: .none, work: .closure(work))
+        return timer
+    }
+
+    /// Runs `work` on the loop's thread every `interval`, the first time after `delay`
+    /// (default: one interval), until the returned timer is cancelled or fired.
+    ///
+    /// - Parameter policy: `.fixedRate` keeps ticks on a grid of `interval`; `.fixedDelay` waits
+    ///   `interval` after each callback returns. See `LoopTimer.RepeatPolicy`.
+    /// - Throws: `LoopError.invalidArgument` when `interval` is shorter than 1 nanosecond.
+    @discardableResult
+    public func scheduleRepeating(
+        every interval: Duration, after delay: Duration? = nil, policy: LoopTimer.RepeatPolicy = .fixedRate,
+        _ work: @escaping @Sendable () -> Void
+    ) throws(LoopError) -> LoopTimer {
+        let nanoseconds = interval.saturatingNanoseconds
+        guard nanoseconds > 0 else {
+            throw LoopError.invalidArgument("a repeating timer's interval must be at least 1 nanosecond (got \(interval))")
+        }
+        let repetition = TimerRepetition(interval: UInt64(nanoseconds), policy: policy)
+        return try schedule(after: delay ?? interval, repetition: repetition, work: .closure(work))
+    }
+
+    /// Suspends the calling task for `duration` on the loop's clock.
+    ///
+    /// Cancelling the task cancels the timer at once and throws `CancellationError`; a loop that
+    /// shuts down first throws `LoopError.shutDown`. It runs on the caller's actor (`isolation`): from
+    /// an actor on this loop the timer is scheduled at once, on the loop's thread, without a hop.
+    public func sleep(for duration: Duration, isolation: isolated (any Actor)? = #isolation) async throws {
+        try Task.checkCancellation()
+        let waiter = SleepWaiter(timer: makeTimer())
+        try await withTaskCancellationHandler {
+            // Capturing `isolation` keeps this closure on the caller's actor, so that from an
+            // actor on this loop the timer is scheduled right here, on the loop's thread.
+            _ = isolation
+            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                // Arm before scheduling, so the timer can only fire once the waiter knows it.
+                if !waiter.arm(continuation) {
+                    abandon(waiter.timer)
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                do {
+                    try insert(waiter.timer, after: duration, repetition: .none, work: .sleeper(waiter))
+                } catch {
+                    waiter.resume(with: .failure(error))
+                }
+            }
+        } onCancel: {
+            waiter.cancel()
+        }
+    }
+
+    /// Schedules a new timer; on the loop's thread without a detour through `makeTimer`.
+    fileprivate func schedule(
+        after delay: Duration, repetition: TimerRepetition, work: TimerWork
+    ) throws(LoopError) -> LoopTimer {
+        let nanoseconds = UInt64(clamping: max(0, delay.saturatingNanoseconds))
+        guard isOnLoopThread else {
+            let timer = LoopTimer(loop: self, id: timerSlots.allocate())
+            try insertFromOtherThread(timer, deadline: .after(nanoseconds), repetition: repetition, work: work)
+            return timer
+        }
+        guard queue.isOpen else { throw queue.refusal }
+        let id = confined.withValue { $0.scheduleNew(after: nanoseconds, repetition: repetition, work: work) }
+        return LoopTimer(loop: self, id: id)
+    }
+
+    /// A pending timer that is not scheduled yet: `insert` schedules it, `abandon` gives it up.
+    func makeTimer() -> LoopTimer {
+        LoopTimer(loop: self, id: isOnLoopThread ? confined.value.timers.allocate() : timerSlots.allocate())
+    }
+
+    /// Schedules a timer from `makeTimer()` to fire `delay` from now.
+    func insert(_ timer: LoopTimer, after delay: Duration, repetition: TimerRepetition, work: TimerWork) throws(LoopError) {
+        let nanoseconds = UInt64(clamping: max(0, delay.saturatingNanoseconds))
+        try insert(timer, deadline: .after(nanoseconds), repetition: repetition, work: work)
+    }
+
+    /// When a timer is due: at an instant, or after a delay from "now".
+    private enum Deadline: Sendable {
+        case absolute(UInt64)
+        case after(UInt64)
+
+        func resolved(now: UInt64) -> UInt64 {
+            switch self {
+            case .absolute(let deadline): return deadline
+            case .after(let delay): return now.addingClamped(delay)
+            }
+        }
+    }
+
+    /// Schedules a timer from `makeTimer()`: on the loop's thread at once, from another thread
+    /// through a post. When the loop no longer accepts work the timer is abandoned (no longer
+    /// pending) and the error thrown.
+    private func insert(
+        _ timer: LoopTimer, deadline: Deadline, repetition: TimerRepetition, work: TimerWork
+    ) throws(LoopError) {
+        guard isOnLoopThread else {
+            try insertFromOtherThread(timer, deadline: deadline, repetition: repetition, work: work)
+            return
+        }
+        guard queue.isOpen else {
+            abandon(timer)
+            throw queue.refusal
+        }
+        let state = confined.value
+        let now = state.now
+        state.schedule(timer.id, deadline: deadline.resolved(now: now), now: now, repetition: repetition, work: work)
+    }
+
+    /// A delay is measured from the call on the system clock, and from when the loop receives it
+    /// on a manual clock (which only the loop's thread may read).
+    private func insertFromOtherThread(
+        _ timer: LoopTimer, deadline: Deadline, repetition: TimerRepetition, work: TimerWork
+    ) throws(LoopError) {
+        var deadline = deadline
+        if case .after = deadline, clockSource == .system {
+            deadline = .absolute(deadline.resolved(now: monotonicNanoseconds()))
+        }
+        do {
+            try enqueue(.run { [confined, deadline, id = timer.id] in
+                let state = confined.value
+                let now = state.now
+                state.schedule(id, deadline: deadline.resolved(now: now), now: now, repetition: repetition, work: work)
+            })
+        } catch {
+            abandon(timer)
+            throw error
+        }
+    }
+
+    /// Gives up a timer from `makeTimer()` that will not be scheduled: it is no longer pending and
+    /// its slot is free again.
+    func abandon(_ timer: LoopTimer) {
+        _ = timerSlots.finish(timer.id, as: TimerSlots.cancelled)
+        if isOnLoopThread {
+            confined.value.timers.abandon(timer.id)
+        } else {
+            timerSlots.free(TimerSlots.slot(timer.id))
+        }
+    }
+
+    func discard(_ timer: LoopTimer) {
+        if isOnLoopThread {
+            confined.withValue { $0.discard(timer.id, current: true) }
+        } else {
+            // Drop the closure on the loop's thread, never on the cancelling one. If the loop no
+            // longer accepts work, shutdown has already released every pending timer's closure.
+            try? enqueue(.run { [confined, id = timer.id] in confined.value.discard(id, current: false) })
+        }
+    }
+
+    func fireNow(_ timer: LoopTimer) -> Bool {
+        confined.value.fireNow(timer)
+    }
+}

@@ -1,0 +1,135 @@
+import CLibUV
+
+extension LoopEngine {
+    /// Schedules timer `id` (pending, allocated on any thread); `now` is the clock reading the
+    /// caller resolved `deadline` against. A timer cancelled on its way here is dropped; one fired
+    /// on its way (see `TimerQueue.insert`) runs now.
+    func schedule(_ id: UInt64, deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: consuming TimerWork) {
+        if let ended = timers.insert(id, deadline: deadline, now: now, repetition: repetition, work: work) {
+            // Fired on its way here: it runs now, as it arrives. Cancelled: dropped here.
+            if ended.wasFired { run(ended.work) }
+            return
+        }
+        noteScheduled(deadline, now: now)
+    }
+
+    /// Allocates a timer and schedules it `delay` from now; returns its id.
+    func scheduleNew(after delay: UInt64, repetition: TimerRepetition, work: consuming TimerWork) -> UInt64 {
+        let now = self.now
+        let deadline = now.addingClamped(delay)
+        let id = timers.schedule(deadline: deadline, now: now, repetition: repetition, work: work)
+        noteScheduled(deadline, now: now)
+        return id
+    }
+
+    /// Makes sure the loop wakes up for a timer just scheduled for `deadline`.
+    @inline(__always)
+    private func noteScheduled(_ deadline: UInt64, now: UInt64) {
+        if deadline <= now {
+            timersDue = true
+            if !idle.isActive { idle.start() }
+        } else if armedDeadline.map({ deadline < $0 }) ?? true {
+            arm(for: deadline)
+        }
+    }
+
+    /// Removes a timer that was cancelled; drops its work here, on the loop's thread. `current`:
+    /// it was cancelled on this thread just now (see `TimerQueue.remove`).
+    func discard(_ id: UInt64, current: Bool) {
+        _ = timers.remove(id, current: current)
+    }
+
+    /// Fires a pending timer now (the loop thread's half of `LoopTimer.fire()`).
+    func fireNow(_ timer: LoopTimer) -> Bool {
+        guard timers.shared.finish(timer.id, as: TimerSlots.fired) else { return false }
+        // Inside its own callback a repeating timer is not scheduled: the firing loop frees it
+        // afterwards; run a copy of the work.
+        if let work = timers.remove(timer.id, current: true) ?? timers.work(at: TimerSlots.slot(timer.id)) { run(work) }
+        return true
+    }
+
+    /// Fires, in (deadline, schedule order), the timers due now that were scheduled before this
+    /// call began, at most `postBudget` of them; timers scheduled by these callbacks wait for a
+    /// later turn even with a zero delay. When the budget runs out, the rest of the burst stays
+    /// queued in order and `rearm()` finds it due: the idle handle fires it next turn, after a
+    /// poll for I/O that does not block.
+    func fireDueTimers() {
+        fireBurst(now: now, sequenceLimit: timers.nextSequence, budget: postBudget)
+    }
+
+    /// Fires, in order and at most `budget` of them, the timers due at `now` with a schedule
+    /// sequence below `sequenceLimit`.
+    func fireBurst(now: UInt64, sequenceLimit limit: UInt64, budget: Int) {
+        timersDue = false
+        unfinishedBurst = nil
+        let slots = timers.shared
+        var remaining = budget
+        while remaining > 0, let entry = timers.popDue(now: now, sequenceLimit: limit) {
+            remaining -= 1
+            let slot = entry.slot
+            let repetition = timers.repetition(at: slot)
+            if !repetition.isRepeating {
+                let fired = slots.finish(slot: slot, as: TimerSlots.fired)
+                // Released before it runs, so that the callback may reuse the slot.
+                let work = timers.release(slot: slot)
+                if fired, let work { run(work) }
+            } else {
+                guard slots.isPending(slot: slot), let work = timers.work(at: slot) else {
+                    _ = timers.release(slot: slot)
+                    continue
+                }
+                run(work)
+                if slots.isPending(slot: slot) {
+                    timers.reinsert(slot: slot, deadline: repetition.nextDeadline(after: entry.deadline, now: self.now))
+                } else {
+                    _ = timers.release(slot: slot)
+                }
+            }
+        }
+        if remaining == 0 { unfinishedBurst = (now, limit) }
+        rearm()
+    }
+
+    private func run(_ work: TimerWork) {
+        switch work {
+        case .closure(let body): body()
+        case .sleeper(let waiter): waiter.resume(with: .success(()))
+        case .ticker(let ticker): ticker.tick(at: LoopInstant(nanoseconds: now))
+        }
+    }
+
+    /// Points the wake timer (or, when already due, the idle handle) at the earliest deadline.
+    /// Never arms the uv timer with a zero timeout: libuv 1.44 busy-loops on that from a timer callback.
+    private func rearm() {
+        guard let deadline = timers.deadlineBound else {
+            if armedDeadline != nil { wakeTimer.stop(); armedDeadline = nil }
+            return
+        }
+        if deadline <= now {
+            timersDue = true
+            if !idle.isActive { idle.start() }
+        } else if armedDeadline != deadline {
+            arm(for: deadline)
+        }
+    }
+
+    private func arm(for deadline: UInt64) {
+        guard clockSource == .system else { return }
+        // uv timers count whole milliseconds of uv_now; round up so a timer never fires early.
+        let dueMilliseconds = deadline / 1_000_000 + (deadline % 1_000_000 == 0 ? 0 : 1)
+        let loopMilliseconds = uv_now(native.pointer)
+        let delay = dueMilliseconds > loopMilliseconds ? dueMilliseconds - loopMilliseconds : 1
+        wakeTimer.start(milliseconds: delay)
+        armedDeadline = deadline
+    }
+
+    /// Moves the manual clock (tests only); the caller then runs the loop so due timers fire.
+    func setManualNow(_ value: UInt64) {
+        precondition(clockSource == .manual, "UVLoop: only a loop created with clock: .manual can be advanced")
+        if value > manualNow { manualNow = value }
+        if timers.hasDue(at: manualNow) {
+            timersDue = true
+            if !idle.isActive { idle.start() }
+        }
+    }
+}
