@@ -32,8 +32,6 @@ struct NativeLoop: @unchecked Sendable {
 
     func stop() { uv_stop(pointer) }
 
-    func updateTime() { uv_update_time(pointer) }
-
     /// Lets pending close callbacks run, then closes and frees an owned loop.
     /// Returns libuv's status for `uv_loop_close` (0, or `UV_EBUSY` if a foreign handle remains).
     func closeOwned() -> Int32 {

@@ -17,30 +17,30 @@ import CLibUV
 /// one already reused by the process for something else.
 @usableFromInline
 struct WakeHandle: @unchecked Sendable {
-    @usableFromInline let pointer: UnsafeMutablePointer<uv_poll_t>
+    let handle: LibUVHandle<uv_poll_t>
     @usableFromInline let fd: Int32
 
     /// Must be called on the loop's thread.
     init(loop: NativeLoop, _ onWake: @escaping () -> Void) throws(LoopError) {
         let fd = uvloop_eventfd_open()
         guard fd >= 0 else { throw LoopError.libuv(fd, "eventfd") }
-        let pointer = allocateHandle(uv_poll_t.self)
-        let status = uv_poll_init(loop.pointer, pointer, fd)
-        guard status == 0 else {
-            UnsafeMutableRawPointer(pointer).deallocate()
+        let handle: LibUVHandle<uv_poll_t>
+        do {
+            handle = try LibUVHandle(
+                "uv_poll_init", initialize: { uv_poll_init(loop.pointer, $0, fd) },
+                fire: { uvloop_eventfd_drain(fd); onWake() }, onClose: { uvloop_eventfd_close(fd) })
+        } catch {
             uvloop_eventfd_close(fd)
-            throw LoopError.libuv(status, "uv_poll_init")
+            throw error
         }
-        HandleCallback.attach(
-            { uvloop_eventfd_drain(fd); onWake() }, onClose: { uvloop_eventfd_close(fd) }, to: pointer.asHandle)
-        let started = uv_poll_start(pointer, Int32(UV_READABLE.rawValue)) { handle, _, _ in
-            HandleCallback.fire(handle?.asHandle)
+        let started = uv_poll_start(handle.pointer, Int32(UV_READABLE.rawValue)) { handle, _, _ in
+            LibUVHandle<uv_poll_t>.fire(handle)
         }
         guard started == 0 else {
-            closeAndFree(pointer.asHandle)
+            handle.close()
             throw LoopError.libuv(started, "uv_poll_start")
         }
-        self.pointer = pointer
+        self.handle = handle
         self.fd = fd
     }
 
@@ -48,7 +48,7 @@ struct WakeHandle: @unchecked Sendable {
     @inlinable @inline(__always)
     func send() { uvloop_eventfd_signal(fd) }
 
-    func unref() { uv_unref(pointer.asHandle) }
+    func unref() { handle.unref() }
 
-    func close() { closeAndFree(pointer.asHandle) }
+    func close() { handle.close() }
 }

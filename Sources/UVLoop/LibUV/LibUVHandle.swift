@@ -1,0 +1,83 @@
+import CLibUV
+
+/// One libuv handle of type `Handle` (`uv_idle_t`, `uv_timer_t`, `uv_poll_t`, ...), the way
+/// libuv has one `uv_handle_t` under every kind: allocated zeroed, initialized, given the Swift
+/// callback its C callback calls, closed, and freed only in its close callback, the one point at
+/// which libuv allows it. Loop thread only.
+///
+/// The kinds UVLoop uses (`IdleHandle`, `CheckHandle`, `PrepareHandle`, `WakeTimer`,
+/// `WakeHandle`) are thin wrappers that add their own verbs.
+struct LibUVHandle<Handle> {
+    let pointer: UnsafeMutablePointer<Handle>
+
+    /// Allocates a handle and initializes it with `initialize` (a call such as `uv_idle_init`,
+    /// named by `name` in the error it throws); the memory is freed again when that fails.
+    /// - Parameters:
+    ///   - fire: what the handle's C callback calls (through `LibUVHandle.fire`).
+    ///   - onClose: runs in the close callback, once libuv is done with the handle: frees what the
+    ///     handle used besides its memory (a wake handle's file descriptor).
+    init(
+        _ name: String, initialize: (UnsafeMutablePointer<Handle>) -> Int32,
+        fire: @escaping () -> Void, onClose: (() -> Void)? = nil
+    ) throws(LoopError) {
+        let raw = UnsafeMutableRawPointer.allocate(
+            byteCount: MemoryLayout<Handle>.size, alignment: MemoryLayout<Handle>.alignment)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<Handle>.size)
+        let pointer = raw.bindMemory(to: Handle.self, capacity: 1)
+        let status = initialize(pointer)
+        guard status == 0 else {
+            raw.deallocate()
+            throw LoopError.libuv(status, name)
+        }
+        self.pointer = pointer
+        // Unmanaged: libuv carries the context as a `void *`; the matching release is in `close()`.
+        base.pointee.data = Unmanaged.passRetained(HandleCallback(fire, onClose: onClose)).toOpaque()
+    }
+
+    /// The same memory seen as the `uv_handle_t` every libuv handle type begins with.
+    var base: UnsafeMutablePointer<uv_handle_t> {
+        UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: uv_handle_t.self)
+    }
+
+    var isActive: Bool { uv_is_active(base) != 0 }
+
+    /// An unreferenced handle does not keep the loop alive on its own.
+    func unref() { uv_unref(base) }
+
+    /// Closes the handle; libuv calls back in a later closing phase, which releases the Swift
+    /// callback, runs `onClose` and frees the memory. Closing twice does nothing.
+    func close() {
+        if uv_is_closing(base) != 0 { return }
+        uv_close(base) { handle in
+            guard let handle else { return }
+            if let data = handle.pointee.data {
+                let callback = Unmanaged<HandleCallback>.fromOpaque(data)
+                callback.takeUnretainedValue().onClose?()
+                callback.release()
+                handle.pointee.data = nil
+            }
+            UnsafeMutableRawPointer(handle).deallocate()
+        }
+    }
+
+    /// Calls the Swift callback of the handle whose `uv_handle_t` is `handle`: what every C
+    /// callback of these handles does.
+    @inline(__always)
+    static func fire(_ handle: UnsafeMutableRawPointer?) {
+        guard let data = handle?.assumingMemoryBound(to: uv_handle_t.self).pointee.data else { return }
+        // Unmanaged: borrowed for the duration of the call; the handle holds the owning reference.
+        Unmanaged<HandleCallback>.fromOpaque(data).takeUnretainedValue().fire()
+    }
+}
+
+/// The Swift side of one libuv handle, held (retained) in its `data` field from `LibUVHandle.init`
+/// until its close callback.
+final class HandleCallback {
+    let fire: () -> Void
+    let onClose: (() -> Void)?
+
+    init(_ fire: @escaping () -> Void, onClose: (() -> Void)?) {
+        self.fire = fire
+        self.onClose = onClose
+    }
+}
