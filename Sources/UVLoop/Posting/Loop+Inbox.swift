@@ -1,0 +1,75 @@
+import Glibc
+import Synchronization
+
+extension Loop {
+    /// Creates an inbox whose messages `receiver` handles on the loop's thread.
+    ///
+    /// Callable from any thread (from another thread it waits for the loop to create the handle).
+    /// `capacity` is how many sent values the inbox holds before senders wait: a power of two;
+    /// the ring takes `capacity` times the size of an optional message plus 8 bytes.
+    /// - Throws: `LoopError.shutDown` once the loop has begun shutting down;
+    ///   `LoopError.invalidArgument` for a capacity that is not a power of two from 2 to 2^30.
+    @inlinable
+    public func makeInbox<Message: Sendable>(
+        of type: Message.Type = Message.self, capacity: Int = 16_384,
+        receiver: @escaping @Sendable (Message) -> Void
+    ) throws(LoopError) -> Inbox<Message> {
+        try Self.checkInboxCapacity(capacity)
+        let ring = InboxRing<Message>(capacity: capacity)
+        let consumer = InboxConsumer(ring: ring, budget: postBudget, receiver: receiver)
+        // Closures made here, in the caller's module, so that the consumer's loop is specialised
+        // for the message type (unspecialised, each message cost several generic metadata lookups).
+        let wake = try attachInbox(
+            deliver: { wake in consumer.deliver(wake: wake) },
+            finish: { wake in consumer.finish(wake: wake) },
+            hasWaiting: { consumer.hasWaiting })
+        return Inbox(loop: self, ring: ring, wake: wake)
+    }
+
+    @usableFromInline
+    static func checkInboxCapacity(_ capacity: Int) throws(LoopError) {
+        guard capacity >= 2, capacity <= 1 << 30, capacity & (capacity - 1) == 0 else {
+            throw LoopError.invalidArgument(
+                "inbox capacity \(capacity) must be a power of two between 2 and 2^30, such as 1024 or 16384")
+        }
+    }
+
+    /// Creates an inbox's wake handle on the loop's thread and registers it with the loop.
+    /// `deliver` runs on each wake-up and returns whether the inbox is still open; `finish` runs
+    /// once, when the inbox or the loop closes; `hasWaiting` tells a stepped loop's
+    /// `runUntilIdle()` that messages still wait.
+    @usableFromInline
+    func attachInbox(
+        deliver: @escaping @Sendable (WakeHandle) -> Bool, finish: @escaping @Sendable (WakeHandle) -> Void,
+        hasWaiting: @escaping @Sendable () -> Bool
+    ) throws(LoopError) -> WakeHandle {
+        let make: @Sendable () throws(LoopError) -> WakeHandle = { [self] () throws(LoopError) in
+            guard queue.phase == .open else { throw queue.refusal }
+            let state = confined.value
+            let finished = LoopConfined(false)
+            let key = ObjectIdentifier(finished)
+            var handle: WakeHandle?
+            let finishOnce = { [weak state] in
+                guard !finished.value, let wake = handle else { return }
+                finished.value = true
+                finish(wake)
+                handle = nil
+                state?.inboxes[key] = nil
+            }
+            let wake = try WakeHandle(loop: native) {
+                guard let wake = handle, !deliver(wake) else { return }
+                finishOnce()
+            }
+            handle = wake
+            if !native.isOwned { wake.unref() }
+            state.inboxes[key] = (close: finishOnce, hasWaiting: hasWaiting)
+            return wake
+        }
+        if isOnLoopThread { return try make() }
+        return try invoke { Result { () throws(LoopError) in try make() } }.get()
+    }
+
+    /// The loop's per-wake-up budget, which an inbox's consumer also follows.
+    @usableFromInline
+    var postBudget: Int { confined.value.postBudget }
+}
