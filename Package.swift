@@ -27,6 +27,7 @@ let package = Package(
         .testTarget(name: "UVEventsTests", dependencies: ["UVEvents", "UVLoop", "UVLoopTesting", "UVTestSupport"]),
         .testTarget(name: "UVOperationsTests", dependencies: ["UVOperations", "UVLoopTesting"]),
         .testTarget(name: "UVLoopTestingTests", dependencies: ["UVLoopTesting"]),
+        .testTarget(name: "UVDocumentationTests", dependencies: ["UVLoop", "UVOperations", "UVEvents", "UVLoopTesting", "CLibUV"]),
     ],
     swiftLanguageModes: [.v6]
 )
