@@ -25,9 +25,9 @@ let package = Package(
         .target(name: "UVTestSupport", dependencies: ["UVLoop"], path: "Tests/UVTestSupport"),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
         .testTarget(name: "UVEventsTests", dependencies: ["UVEvents", "UVLoop", "UVLoopTesting", "UVTestSupport"]),
-        .testTarget(name: "UVOperationsTests", dependencies: ["UVOperations", "UVLoopTesting"]),
-        .testTarget(name: "UVLoopTestingTests", dependencies: ["UVLoopTesting"]),
-        .testTarget(name: "UVDocumentationTests", dependencies: ["UVLoop", "UVOperations", "UVEvents", "UVLoopTesting", "CLibUV"]),
+        .testTarget(name: "UVOperationsTests", dependencies: ["UVOperations", "UVLoopTesting", "UVTestSupport"]),
+        .testTarget(name: "UVLoopTestingTests", dependencies: ["UVLoopTesting", "UVTestSupport"]),
+        .testTarget(name: "UVDocumentationTests", dependencies: ["UVLoop", "UVOperations", "UVEvents", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,9 +1,6 @@
 import CLibUV
 import XCTest
-import Dispatch
-import Synchronization
 @testable import UVLoop
-@_exported import UVTestSupport
 
 extension Loop {
     /// Whether libuv's idle handle is active (it forces zero-timeout polls: must be off when idle).

@@ -1,6 +1,7 @@
 import Synchronization
 import UVLoop
 import UVOperations
+import UVTestSupport
 import XCTest
 
 final class ConcurrentOperationTests: LoopThreadTestCase {
@@ -35,7 +36,7 @@ final class ConcurrentOperationTests: LoopThreadTestCase {
         ])
         let middle = try SequenceOperation(name: "middle", [inner, WorkerOperation(name: "z") { 3.5 }])
         let outer = try ConcurrentOperation(name: "outer", [middle, WorkerOperation(name: "w") { true }])
-        let completions = Log()
+        let completions = Recorder<String>()
         let outcome = try outer
             .onCompletion { _ in completions.append("outer") }
             .start(on: loop).wait()
@@ -48,7 +49,7 @@ final class ConcurrentOperationTests: LoopThreadTestCase {
         XCTAssertEqual(innerResults.outcome(named: "x", as: Int.self)?.value, 10)
         XCTAssertEqual(innerResults.outcome(named: "y", as: String.self)?.value, "why")
         XCTAssertEqual(results.outcome(named: "middle", as: CompositeResults.self)?.value?.names, ["inner", "z"])
-        XCTAssertEqual(completions.all, ["outer"])
+        XCTAssertEqual(completions.values, ["outer"])
     }
 
     /// Cancelling a group: running children finish with the cancelled flag; children still in the

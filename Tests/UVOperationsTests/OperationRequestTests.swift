@@ -2,6 +2,7 @@ import Synchronization
 import UVLoop
 import UVLoopTesting
 import UVOperations
+import UVTestSupport
 import XCTest
 
 final class OperationRequestTests: LoopThreadTestCase {

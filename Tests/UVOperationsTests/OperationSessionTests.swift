@@ -1,6 +1,7 @@
 import Synchronization
 import UVLoop
 import UVOperations
+import UVTestSupport
 import XCTest
 
 final class OperationSessionTests: LoopThreadTestCase {

@@ -1,11 +1,12 @@
 import Synchronization
 import UVLoop
 import UVOperations
+import UVTestSupport
 import XCTest
 
 final class SequenceOperationTests: LoopThreadTestCase {
     func testChildrenRunInOrderAndNamedOutcomesAreKept() throws {
-        let log = Log()
+        let log = Recorder<String>()
         func step(_ name: String?, _ value: Int) -> WorkerOperation<Int> {
             WorkerOperation(name: name, completion: { _ in log.append("completion \(value)") }) { () -> Int in
                 log.append("worker \(value)")
@@ -15,7 +16,7 @@ final class SequenceOperationTests: LoopThreadTestCase {
         let sequence = try SequenceOperation(name: "sequence", [step("first", 1), step("second", 2), step(nil, 3)])
             .onCompletion { outcome in log.append("sequence done, cancelled: \(outcome.isCancelled)") }
         let outcome = try sequence.start(on: loop).wait()
-        XCTAssertEqual(log.all, [
+        XCTAssertEqual(log.values, [
             "worker 1", "completion 1", "worker 2", "completion 2", "worker 3", "completion 3",
             "sequence done, cancelled: false",
         ])
@@ -43,8 +44,8 @@ final class SequenceOperationTests: LoopThreadTestCase {
     func testCancelFinishesTheRunningChildAndSkipsTheRest() throws {
         let started = Gate()
         let proceed = Gate()
-        let ran = Log()
-        let completions = Log()
+        let ran = Recorder<String>()
+        let completions = Recorder<String>()
         func worker(_ name: String, block: Bool = false) -> WorkerOperation<String> {
             WorkerOperation(name: name, completion: { outcome in completions.append("\(name): \(outcome)") }) {
                 ran.append(name)
@@ -64,8 +65,8 @@ final class SequenceOperationTests: LoopThreadTestCase {
         proceed.open()
         let outcome = try request.wait()
         XCTAssertTrue(outcome.isCancelled)
-        XCTAssertEqual(ran.all, ["running"])
-        XCTAssertEqual(completions.all, [
+        XCTAssertEqual(ran.values, ["running"])
+        XCTAssertEqual(completions.values, [
             "running: value running (cancelled)",
             "later: no result (cancelled)",
             "inner: no result (cancelled)",

@@ -1,20 +1,8 @@
 import Synchronization
 import UVLoop
 import UVOperations
+import UVTestSupport
 import XCTest
-
-/// A small seeded generator: the choices are reproducible (thread interleavings are not, and
-/// the invariants checked hold for every interleaving).
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 final class StressTests: LoopThreadTestCase {
     /// 10,000 operations started from two threads, cancelled at random from a third thread and
@@ -48,7 +36,7 @@ final class StressTests: LoopThreadTestCase {
             }
         }
         let canceller = JoinableThread {
-            var random = SplitMix(state: 42)
+            var random = SplitMix64(state: 42)
             warmedUp.pass()
             warmedUp.pass()
             for attempt in 0..<5_000 {
@@ -117,7 +105,7 @@ final class StressTests: LoopThreadTestCase {
                 : try ConcurrentOperation(name: "c\(composite)", children)
             requests.append(try operation.start(on: loop, session: nil))
         }
-        var random = SplitMix(state: 7)
+        var random = SplitMix64(state: 7)
         for _ in 0..<composites / 2 {
             requests[Int(random.next() % UInt64(composites))].cancel()
         }

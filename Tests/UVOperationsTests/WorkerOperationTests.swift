@@ -1,6 +1,7 @@
 import Synchronization
 import UVLoop
 import UVOperations
+import UVTestSupport
 import XCTest
 
 private struct WorkerFailure: Error {}
@@ -9,7 +10,7 @@ final class WorkerOperationTests: LoopThreadTestCase {
     /// The seed's first example: worker, transform, completion, name.
     func testWorkerTransformAndCompletionRunWhereDocumented() throws {
         let loop = self.loop
-        let log = Log()
+        let log = Recorder<String>()
         let operation = WorkerOperation(name: "Any name") { () -> Int in
             log.append("worker on loop thread: \(loop.isOnLoopThread)")
             return 1
@@ -28,7 +29,7 @@ final class WorkerOperationTests: LoopThreadTestCase {
         XCTAssertNil(outcome.error)
         XCTAssertFalse(outcome.isCancelled)
         XCTAssertTrue(request.isFinished)
-        XCTAssertEqual(log.all, [
+        XCTAssertEqual(log.values, [
             "worker on loop thread: false",
             "transform on loop thread: true",
             "completion on loop thread: true, value 2",

@@ -1,0 +1,75 @@
+import XCTest
+import Foundation
+import CLibUV
+@testable import UVLoop
+import UVLoopTesting
+import UVTestSupport
+
+/// Adopting a `uv_loop_t` that C code owns and runs: work runs on the owner's turns, and detaching
+/// gives back every handle and descriptor so that the owner can close its loop.
+final class AdoptedLoopTests: XCTestCase {
+    func testAdoptRunsWorkOnTheOwnersTurnsAndDetachLetsTheOwnerClose() throws {
+        let cLoop = makeCLoop()
+        defer { cLoop.deallocate() }
+        let loop = try Loop.adopt(cLoop)
+        let log = Recorder<String>()
+        try loop.post { log.append("post") }
+        try loop.postNextIteration { log.append("next") }
+        try loop.schedule(after: .zero) { log.append("timer") }
+        // The owner runs its loop: UVLoop never calls uv_run on it.
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(Set(log.values), ["post", "next", "timer"])
+        // The posting handle is unreferenced: an owner's default run returns when it has nothing.
+        XCTAssertEqual(uv_run(cLoop, UV_RUN_DEFAULT), 0)
+        XCTAssertThrowsError(try loop.run()) { XCTAssertEqual($0 as? LoopError, .adoptedLoop(operation: "run()")) }
+        XCTAssertThrowsError(try loop.runOnce())
+
+        try loop.post { log.append("before detach") }
+        try loop.detach()
+        XCTAssertEqual(log.values.last, "before detach", "detach runs what was posted before it")
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)   // close callbacks free UVLoop's handles
+        XCTAssertEqual(uv_loop_close(cLoop), 0, "no UV_EBUSY after detach")
+
+        XCTAssertThrowsError(try loop.post {}) { XCTAssertEqual($0 as? LoopError, .detached) }
+        XCTAssertThrowsError(try loop.detach()) { XCTAssertEqual($0 as? LoopError, .detached) }
+    }
+
+    func testLoopsInboxesAndAdoptedLoopsGiveBackTheirWakeDescriptors() throws {
+        // Each wake handle is an eventfd: shutting down, closing an inbox and detaching must close it.
+        func openDescriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count }
+        let before = try openDescriptors()
+        for _ in 0..<20 {
+            let loop = try Loop.manual()
+            let received = LoopBound(0, loop: loop)
+            let kept = try loop.makeInbox(of: Int.self, capacity: 16) { received.value += $0 }
+            let closed = try loop.makeInbox(of: Int.self, capacity: 16) { _ in }
+            try kept.send(1)
+            try loop.runUntilIdle()
+            closed.close()
+            try loop.runUntilIdle()
+            XCTAssertEqual(received.value, 1)
+            loop.shutdown()
+        }
+        XCTAssertEqual(try openDescriptors(), before, "owned loops and their inboxes")
+
+        let cLoop = makeCLoop()
+        defer { cLoop.deallocate() }
+        let withOwner = try openDescriptors()
+        let adopted = try Loop.adopt(cLoop)
+        _ = try adopted.makeInbox(of: Int.self, capacity: 16) { _ in }
+        try adopted.detach()
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)   // close callbacks close the descriptors
+        XCTAssertEqual(try openDescriptors(), withOwner, "an adopted loop, once detached")
+        XCTAssertEqual(uv_loop_close(cLoop), 0)
+    }
+
+    func testDetachOnAnOwnedLoopIsRejected() throws {
+        let loop = try Loop.manual()
+        XCTAssertThrowsError(try loop.detach()) { error in
+            guard case .invalidArgument(let message) = error as? LoopError else { return XCTFail("\(error)") }
+            XCTAssertTrue(message.contains("shutdown()"))
+        }
+        loop.shutdown()
+    }
+}

@@ -1,0 +1,65 @@
+import XCTest
+import Synchronization
+@testable import UVLoop
+import UVLoopTesting
+import UVTestSupport
+
+struct TestFailure: Error, Equatable { let code: Int }
+
+final class InvokeTests: XCTestCase {
+    func testInvokeOnLoopThreadRunsInlineAndReturnsValue() throws {
+        let loop = try Loop.manual()
+        let order = Recorder<String>()
+        try loop.post {
+            order.append("before")
+            let value = try? loop.invoke { () -> Int in order.append("inline"); return 7 }
+            order.append("after \(value ?? -1)")
+        }
+        try loop.runUntilIdle()
+        XCTAssertEqual(order.values, ["before", "inline", "after 7"])
+        XCTAssertEqual(try loop.invoke { 5 }, 5, "the test thread is this loop's thread: inline")
+    }
+
+    func testInvokeFromAnotherThreadReturnsValueAndRethrowsError() throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        XCTAssertEqual(try loop.invoke { loop.isOnLoopThread }, true)
+        XCTAssertThrowsError(try loop.invoke { () throws -> Int in throw TestFailure(code: 3) }) { error in
+            XCTAssertEqual(error as? TestFailure, TestFailure(code: 3))
+        }
+        try thread.shutdown()
+    }
+
+    func testInvokeIsOrderedWithTheCallersPosts() throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let log = LoopBound([Int](), loop: loop)
+        for i in 0..<100 { try log.post { $0.append(i) } }
+        let seen = try log.invoke { $0 }
+        XCTAssertEqual(seen, Array(0..<100))
+        try thread.shutdown()
+    }
+
+    func testAsyncInvokeHopsToTheLoopAndBack() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let onLoop = try await loop.invoke { loop.isOnLoopThread }
+        XCTAssertTrue(onLoop)
+        let recorder = LoopRecorder(loop: loop)
+        let inline = await recorder.invokeInline()
+        XCTAssertEqual(inline, "inline on loop thread")
+        try thread.shutdown()
+        do {
+            _ = try await loop.invoke { 1 }
+            XCTFail("invoke on a closed loop must throw")
+        } catch {
+            XCTAssertEqual(error as? LoopError, .shutDown)
+        }
+    }
+
+    func testInvokeOnAStoppedLoopThrows() throws {
+        let thread = try Loop.startThread()
+        try thread.shutdown()
+        XCTAssertThrowsError(try thread.loop.invoke { 1 }) { XCTAssertEqual($0 as? LoopError, .shutDown) }
+    }
+}

@@ -1,0 +1,58 @@
+import XCTest
+import Dispatch
+import Synchronization
+@testable import UVLoop
+import UVLoopTesting
+import UVTestSupport
+
+final class NextIterationTests: XCTestCase {
+    func testNextIterationRunsAfterPostedWorkOfTheSameTurn() throws {
+        let loop = try Loop.manual()
+        let log = Recorder<String>()
+        try loop.postNextIteration { log.append("next") }
+        try loop.post { log.append("post") }
+        try loop.runOnce()
+        XCTAssertEqual(log.values, ["post", "next"], "posts drain before poll; next-iteration runs in the check phase")
+    }
+
+    func testWorkQueuedWhileTheSnapshotRunsWaitsForTheFollowingIteration() throws {
+        let loop = try Loop.manual()
+        let turns = LoopBound([Int](), loop: loop)
+        let iteration = LoopBound(0, loop: loop)
+        @Sendable func chain(_ depth: Int) {
+            turns.value.append(iteration.value)
+            if depth < 3 { try? loop.postNextIteration { chain(depth + 1) } }
+        }
+        try loop.postNextIteration { chain(0) }
+        for i in 0..<6 {
+            iteration.value = i
+            try loop.runOnce()
+        }
+        XCTAssertEqual(turns.value, [0, 1, 2, 3], "one link of the chain per loop iteration")
+        XCTAssertFalse(loop.idleHandleIsActive, "idle handle stops once the queue is empty")
+    }
+
+    func testNonEmptyQueueKeepsLoopFromBlockingAndEmptyQueueReleasesIt() throws {
+        let loop = try Loop.manual()
+        try loop.postNextIteration {}
+        XCTAssertTrue(loop.idleHandleIsActive, "pending next-iteration work must not let the loop block in poll")
+        try loop.runUntilIdle()
+        XCTAssertFalse(loop.idleHandleIsActive)
+    }
+
+    func testCrossThreadNextIterationKeepsProducerOrderWithPosts() throws {
+        let thread = try Loop.startThread()
+        let log = LoopBound([String](), loop: thread.loop)
+        onThreads(1) { _ in
+            try! log.post { $0.append("a") }
+            try! log.postNextIteration { $0.append("next") }
+            try! log.post { $0.append("b") }
+        }
+        // Queued after the producer's work: its next-iteration entry lands after "next".
+        let done = DispatchSemaphore(value: 0)
+        try thread.loop.post { try? thread.loop.postNextIteration { done.signal() } }
+        done.wait()
+        XCTAssertEqual(try log.invoke { $0 }, ["a", "b", "next"])
+        try thread.shutdown()
+    }
+}
