@@ -30,8 +30,7 @@ final class EventRegistryTests: XCTestCase {
         let loop = try Loop.manual()
         let picker = Picker(loop: loop)
         let registry = EventRegistry(loop: loop)
-        try registry.setTarget(picker)
-        try registry.register(Picker.lock, for: PickerEvent.lock)
+        try registry.target(picker, registering: .lock)
         try registry.register(Picker.unlock, for: PickerEvent.lock)
         XCTAssertTrue(try registry.send(PickerEvent.lock, false))
         XCTAssertEqual(picker.log, ["unlock(false)"])
@@ -64,10 +63,7 @@ final class EventRegistryTests: XCTestCase {
         let loop = try Loop.manual()
         let picker = Picker(loop: loop)
         let registry = EventRegistry(loop: loop)
-        try registry.setTarget(picker)
-        try registry.register(Picker.reset, for: PickerEvent.reset)
-        try registry.register(Picker.lock, for: PickerEvent.lock)
-        try registry.register(Picker.pick, for: PickerEvent.pick)
+        try registry.target(picker, registering: .reset, .lock, .pick)
 
         XCTAssertTrue(try registry.removeAction(for: PickerEvent.reset))
         XCTAssertFalse(try registry.removeAction(for: PickerEvent.reset))
@@ -116,9 +112,7 @@ final class EventRegistryTests: XCTestCase {
         do {
             let picker = Picker(loop: loop)
             gone = picker
-            try registry.setTarget(picker)
-            try registry.register(Picker.reset, for: PickerEvent.reset)
-            try registry.register(Picker.lock, for: PickerEvent.lock)
+            try registry.target(picker, registering: .reset, .lock)
         }
         XCTAssertNil(gone, "the registry holds its target weakly")
         XCTAssertNil(registry.target)
@@ -132,8 +126,7 @@ final class EventRegistryTests: XCTestCase {
         let loop = try Loop.manual()
         let registry = EventRegistry(loop: loop)
         let picker = Picker(loop: loop)
-        try registry.setTarget(picker)
-        try registry.register(Picker.lock, for: PickerEvent.lock)
+        try registry.target(picker, registering: .lock)
         // The action removes every action, then sends again: the second send finds nothing.
         try registry.register({ (picker: Picker) in
             { _ in
@@ -152,8 +145,7 @@ final class EventRegistryTests: XCTestCase {
         let loop = try Loop.manual()
         let registry = EventRegistry(loop: loop)
         let picker = Picker(loop: loop)
-        try registry.setTarget(picker)
-        try registry.register(Picker.lock, for: PickerEvent.lock)
+        try registry.target(picker, registering: .lock)
 
         let results = NativeMutex<[Bool]>([])
         onThreads(1) { _ in
@@ -172,13 +164,8 @@ final class EventRegistryTests: XCTestCase {
         let loop = try Loop.manual()
         let registry = EventRegistry(loop: loop)
         let picker = Picker(loop: loop)
-        try registry.setTarget(picker)
-        try registry.register(Picker.lock, for: PickerEvent.lock)
-        let sent = Atomic<Bool>(false)
-        onThreads(1) { _ in
-            sent.store((try? registry.send(PickerEvent.lock, true)) ?? false, ordering: .relaxed)
-        }
-        XCTAssertTrue(sent.load(ordering: .relaxed), "an action was registered at send time")
+        try registry.target(picker, registering: .lock)
+        XCTAssertTrue(sendLockFromAnotherThread(registry), "an action was registered at send time")
         try registry.removeAction(for: PickerEvent.lock)
         try loop.runUntilIdle()
         XCTAssertEqual(picker.log, [], "handled with the registrations of when it runs: none")
@@ -191,13 +178,8 @@ final class EventRegistryTests: XCTestCase {
         do {
             let picker = Picker(loop: loop)
             gone = picker
-            try registry.setTarget(picker)
-            try registry.register(Picker.lock, for: PickerEvent.lock)
-            let sent = Atomic<Bool>(false)
-            onThreads(1) { _ in
-                sent.store((try? registry.send(PickerEvent.lock, true)) ?? false, ordering: .relaxed)
-            }
-            XCTAssertTrue(sent.load(ordering: .relaxed))
+            try registry.target(picker, registering: .lock)
+            XCTAssertTrue(sendLockFromAnotherThread(registry))
         }
         XCTAssertNil(gone)
         try loop.runUntilIdle()
@@ -269,8 +251,7 @@ final class EventRegistryTests: XCTestCase {
         let loop = try Loop.manual()
         let registry = EventRegistry(loop: loop)
         let picker = Picker(loop: loop)
-        try registry.setTarget(picker)
-        try registry.register(Picker.lock, for: PickerEvent.lock)
+        try registry.target(picker, registering: .lock)
         loop.shutdown()
         let errors = NativeMutex<[LoopError]>([])
         onThreads(1) { _ in
@@ -280,5 +261,15 @@ final class EventRegistryTests: XCTestCase {
         XCTAssertEqual(errors.withLock { $0 }, [.shutDown, .shutDown])
         XCTAssertTrue(registry.hasAction(for: PickerEvent.lock), "nothing changed")
         XCTAssertEqual(picker.log, [])
+    }
+
+    /// Sends `lock(true)` from another thread, which posts it to the loop; returns what the send
+    /// returned (whether an action was registered then).
+    private func sendLockFromAnotherThread(_ registry: EventRegistry) -> Bool {
+        let sent = Atomic<Bool>(false)
+        onThreads(1) { _ in
+            sent.store((try? registry.send(PickerEvent.lock, true)) ?? false, ordering: .relaxed)
+        }
+        return sent.load(ordering: .relaxed)
     }
 }

@@ -32,6 +32,25 @@ final class Picker {
     }
 }
 
+/// One of a `Picker`'s own methods, registered for the picker event of the same name.
+enum PickerAction {
+    case reset, lock, pick
+}
+
+extension EventRegistry {
+    /// Makes `picker` the target and registers its methods for `actions`' events.
+    func target(_ picker: Picker, registering actions: PickerAction...) throws {
+        try setTarget(picker)
+        for action in actions {
+            switch action {
+            case .reset: try register(Picker.reset, for: PickerEvent.reset)
+            case .lock: try register(Picker.lock, for: PickerEvent.lock)
+            case .pick: try register(Picker.pick, for: PickerEvent.pick)
+            }
+        }
+    }
+}
+
 /// Another target class, whose methods a `Picker` does not have.
 final class Swatch {
     private(set) var log: [String] = []

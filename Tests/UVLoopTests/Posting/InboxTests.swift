@@ -81,15 +81,13 @@ final class InboxTests: XCTestCase {
     }
 
     func testEachWakeUpDeliversAtMostThePostBudget() throws {
-        let loop = try Loop(clock: .manual, postBudget: 10)
-        let received = Recorder<Int>()
-        let inbox = try loop.makeInbox(of: Int.self, capacity: 64) { received.append($0) }
-        for value in 0..<25 { try inbox.send(value) }
-        try loop.runOnce()
-        XCTAssertEqual(received.values.count, 10)
-        for _ in 0..<2 { try loop.runOnce() }
-        XCTAssertEqual(received.values, Array(0..<25))
-        loop.shutdown()
+        try withTwentyFiveMessagesUnderABudgetOfTen { loop, received in
+            try loop.runOnce()
+            XCTAssertEqual(received.values.count, 10)
+            for _ in 0..<2 { try loop.runOnce() }
+            XCTAssertEqual(received.values, Array(0..<25))
+            loop.shutdown()
+        }
     }
 
     func testACapacityThatIsNotAPowerOfTwoIsRejected() throws {
@@ -102,12 +100,20 @@ final class InboxTests: XCTestCase {
     }
 
     func testRunUntilIdleDeliversMessagesBeyondOneBudget() throws {
+        try withTwentyFiveMessagesUnderABudgetOfTen { loop, received in
+            try loop.runUntilIdle()
+            XCTAssertEqual(received.values, Array(0..<25), "three wake-ups of 10, 10 and 5 messages")
+            loop.shutdown()
+        }
+    }
+
+    /// Runs `body` with a manual loop whose post budget is 10 and a live inbox that has been sent
+    /// 0..<25, none delivered yet; `received` records deliveries.
+    private func withTwentyFiveMessagesUnderABudgetOfTen(_ body: (_ loop: Loop, _ received: Recorder<Int>) throws -> Void) throws {
         let loop = try Loop(clock: .manual, postBudget: 10)
         let received = Recorder<Int>()
         let inbox = try loop.makeInbox(of: Int.self, capacity: 64) { received.append($0) }
         for value in 0..<25 { try inbox.send(value) }
-        try loop.runUntilIdle()
-        XCTAssertEqual(received.values, Array(0..<25), "three wake-ups of 10, 10 and 5 messages")
-        loop.shutdown()
+        try withExtendedLifetime(inbox) { try body(loop, received) }
     }
 }

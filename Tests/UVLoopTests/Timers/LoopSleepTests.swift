@@ -21,15 +21,7 @@ final class LoopSleepTests: XCTestCase {
 
     func testCancellingTheTaskCancelsTheSleepAndItsTimer() throws {
         let loop = try Loop.manual()
-        let outcome = LoopBound("", loop: loop)
-        let sleeper = Task(executorPreference: loop) {
-            do {
-                try await loop.sleep(for: .seconds(10))
-                outcome.value = "slept"
-            } catch {
-                outcome.value = "\(type(of: error))"
-            }
-        }
+        let (sleeper, outcome) = startSleeper(on: loop) { error in "\(type(of: error))" }
         try loop.runUntilIdle()
         XCTAssertEqual(loop.scheduledTimerCount, 1)
         sleeper.cancel()
@@ -40,14 +32,8 @@ final class LoopSleepTests: XCTestCase {
 
     func testSleepInACancelledTaskSchedulesNothing() throws {
         let loop = try Loop.manual()
-        let outcome = LoopBound("", loop: loop)
-        let sleeper = Task(executorPreference: loop) {
-            do {
-                try await loop.sleep(for: .seconds(10))
-                outcome.value = "slept"
-            } catch {
-                outcome.value = "\(type(of: error)) with \(loop.scheduledTimerCount) timers"
-            }
+        let (sleeper, outcome) = startSleeper(on: loop) { error in
+            "\(type(of: error)) with \(loop.scheduledTimerCount) timers"
         }
         sleeper.cancel()
         try loop.runUntilIdle()
@@ -56,15 +42,7 @@ final class LoopSleepTests: XCTestCase {
 
     func testShutdownFailsASleep() throws {
         let loop = try Loop.manual()
-        let outcome = LoopBound("", loop: loop)
-        Task(executorPreference: loop) {
-            do {
-                try await loop.sleep(for: .seconds(10))
-                outcome.value = "slept"
-            } catch {
-                outcome.value = "\(error)"
-            }
-        }
+        let (_, outcome) = startSleeper(on: loop) { error in "\(error)" }
         try loop.runUntilIdle()
         loop.shutdown()
         XCTAssertEqual(outcome.value, "\(LoopError.shutDown)")
@@ -107,5 +85,22 @@ final class LoopSleepTests: XCTestCase {
         XCTAssertEqual(answer, 42)
         XCTAssertEqual(ticks.count, 3)
         try thread.shutdown()
+    }
+
+    /// Starts a task on `loop` that sleeps for ten seconds; its outcome reads "slept", or what
+    /// `describe` makes of the error the sleep threw (on the loop's thread).
+    private func startSleeper(
+        on loop: Loop, describing describe: @escaping @Sendable (any Error) -> String
+    ) -> (sleeper: Task<Void, Never>, outcome: LoopBound<String>) {
+        let outcome = LoopBound("", loop: loop)
+        let sleeper = Task(executorPreference: loop) {
+            do {
+                try await loop.sleep(for: .seconds(10))
+                outcome.value = "slept"
+            } catch {
+                outcome.value = describe(error)
+            }
+        }
+        return (sleeper, outcome)
     }
 }
