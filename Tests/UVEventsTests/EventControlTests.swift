@@ -202,7 +202,7 @@ final class EventControlTests: XCTestCase {
         try control.addTarget(shared, action: SharedPicker.reset, for: PickerEvent.reset)
         XCTAssertEqual(try control.removeTarget(shared, for: PickerEvent.reset), 2, "removal needs only the identity")
         try loopThread.shutdown()
-        XCTAssertEqual(shared.log.withLock { $0 }, ["reset", "lock(false)"])
+        XCTAssertEqual(shared.log.values, ["reset", "lock(false)"])
         XCTAssertEqual(shared.offLoopCalls.load(ordering: .relaxed), 0)
         XCTAssertThrowsError(try control.send(PickerEvent.lock, true)) { error in
             XCTAssertEqual(error as? LoopError, .shutDown)

@@ -228,7 +228,7 @@ final class EventRegistryTests: XCTestCase {
         try registry.removeAction(for: PickerEvent.reset)
         XCTAssertFalse(try registry.send(PickerEvent.reset))
         try loopThread.shutdown()
-        XCTAssertEqual(shared.log.withLock { $0 }, ["reset", "lock(true)"])
+        XCTAssertEqual(shared.log.values, ["reset", "lock(true)"])
         XCTAssertEqual(shared.offLoopCalls.load(ordering: .relaxed), 0)
     }
 

@@ -60,7 +60,7 @@ final class Swatch {
 /// A `Sendable` target, which other threads may hand to a registry or a control.
 final class SharedPicker: Sendable {
     let loop: Loop
-    let log = NativeMutex<[String]>([])
+    let log = Recorder<String>()
     let offLoopCalls = Atomic<Int>(0)
 
     init(loop: Loop) {
@@ -72,7 +72,7 @@ final class SharedPicker: Sendable {
 
     private func record(_ entry: String) {
         if !loop.isOnLoopThread { offLoopCalls.add(1, ordering: .relaxed) }
-        log.withLock { $0.append(entry) }
+        log.append(entry)
     }
 }
 

@@ -1,5 +1,4 @@
 import XCTest
-import Dispatch
 import Synchronization
 import CLibUV
 @testable import UVLoop

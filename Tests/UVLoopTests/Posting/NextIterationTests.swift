@@ -1,5 +1,4 @@
 import XCTest
-import Dispatch
 import Synchronization
 @testable import UVLoop
 import UVLoopTesting
@@ -49,7 +48,7 @@ final class NextIterationTests: XCTestCase {
             try! log.post { $0.append("b") }
         }
         // Queued after the producer's work: its next-iteration entry lands after "next".
-        let done = DispatchSemaphore(value: 0)
+        let done = ThreadEvent()
         try thread.loop.post { try? thread.loop.postNextIteration { done.signal() } }
         done.wait()
         XCTAssertEqual(try log.invoke { $0 }, ["a", "b", "next"])

@@ -68,7 +68,7 @@ final class PostTests: XCTestCase {
         let thread = try Loop.startThread(name: "awake-chain")
         let loop = thread.loop
         let links = 200
-        let done = DispatchSemaphore(value: 0)
+        let done = ThreadEvent()
         let ran = Atomic<Int>(0)
         @Sendable func link(_ i: Int) {
             ran.add(1, ordering: .relaxed)
@@ -76,7 +76,7 @@ final class PostTests: XCTestCase {
             onThreads(1) { _ in try! loop.post { link(i + 1) } }
         }
         try loop.post { link(1) }
-        XCTAssertEqual(done.wait(timeout: .now() + 60), .success, "a post that found a wake-up pending was never run")
+        XCTAssertTrue(done.wait(timeoutNanoseconds: 60_000_000_000), "a post that found a wake-up pending was never run")
         XCTAssertEqual(ran.load(ordering: .relaxed), links)
         try thread.shutdown()
     }
