@@ -1,6 +1,6 @@
 import UVLoop
 
-/// One (target, action) pair added to an `EventControl`: the handle that removes exactly it.
+/// One (target, action) pair added to an ``EventControl``: the handle that removes exactly it.
 ///
 /// Function values cannot be compared in Swift, so a pair cannot be found again by its action the
 /// way UIKit finds a selector; the connection names it instead. It holds its control weakly and
@@ -16,11 +16,12 @@ public final class EventConnection: Sendable {
         self.pairID = pairID
     }
 
-    /// Removes the pair; returns whether it was still there (`false` when it was already removed,
-    /// by this call, `removeTarget`, a send that found its target deallocated, or the control is
-    /// gone). Idempotent. Callable from any thread: inline on the loop's thread, otherwise the
-    /// caller waits until the loop's thread has removed it; a send that is already running on the
-    /// loop skips the pair from then on.
+    /// Removes the pair. Idempotent. Callable from any thread: inline on the loop's thread,
+    /// otherwise the caller waits until the loop's thread has removed it; a send that is already
+    /// running on the loop skips the pair from then on.
+    /// - Returns: whether the pair was still there (`false` when it was already removed, by this
+    ///   call, ``EventControl/removeTarget(_:)``, a send that found its target deallocated, or the
+    ///   control is gone).
     /// - Throws: `LoopError.shutDown` from another thread once the loop no longer accepts work.
     @discardableResult
     public func remove() throws(LoopError) -> Bool {

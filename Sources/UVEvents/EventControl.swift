@@ -1,12 +1,12 @@
 import UVLoop
 
 /// Several (target, action) pairs per event, run in the order they were added: the shape of
-/// UIKit's `UIControl.addTarget(_:action:for:)`, which motivated seed 003.
+/// UIKit's `UIControl.addTarget(_:action:for:)`.
 ///
-/// Each pair holds its target weakly (its owner keeps it alive) and one of its methods as an unbound method reference
-/// (`Counter.add`, of type `(Counter) -> (Int) -> Void`). Unlike `EventRegistry`, targets of any
-/// classes mix freely, a key may have any number of pairs, and the same target may be added to a
-/// key more than once (each pair runs).
+/// Each pair holds its target weakly (its owner keeps it alive) and one of its methods as an
+/// unbound method reference (`Total.add`, of type `(Total) -> (Int) -> Void`). Unlike
+/// ``EventRegistry``, targets of any classes mix freely, a key may have any number of pairs, and
+/// the same target may be added to a key more than once (each pair runs).
 ///
 /// ```swift
 /// let control = EventControl(loop: loop)
@@ -17,19 +17,20 @@ import UVLoop
 /// ```
 ///
 /// ## Threads
-/// As for `EventRegistry`: the pairs live on the loop's thread and actions run there; changes
+/// As for ``EventRegistry``: the pairs live on the loop's thread and actions run there; changes
 /// apply inline on the loop's thread and, from another thread, the caller waits until the loop's
 /// thread has applied them (they throw `LoopError.shutDown` once the loop accepts no work).
 /// `addTarget` with a target that is not `Sendable` must be called on the loop's thread (it throws
 /// `LoopError.notOnLoopThread` elsewhere); a `Sendable` target may be added from any thread.
-/// Removing needs only the target's identity, so `removeTarget` takes any target on any thread.
+/// Removing needs only the target's identity, so ``removeTarget(_:)`` and
+/// ``removeTarget(_:for:)`` take any target on any thread.
 ///
 /// ## Sending
-/// `send` runs the key's pairs in the order they were added, on the loop's thread: inline there,
-/// posted otherwise (sends from one thread run in the order they were made). The pairs are taken
-/// as they are when the send starts running: a pair added by one of the actions first runs on the
-/// next send, and a pair removed by one of them does not run afterwards. A pair whose target has
-/// been deallocated is skipped and removed.
+/// ``send(_:_:)`` runs the key's pairs in the order they were added, on the loop's thread: inline
+/// there, posted otherwise (sends from one thread run in the order they were made). The pairs are
+/// taken as they are when the send starts running: a pair added by one of the actions first runs
+/// on the next send, and a pair removed by one of them does not run afterwards. A pair whose
+/// target has been deallocated is skipped and removed.
 ///
 /// It returns, on the loop's thread, whether at least one action ran; from another thread,
 /// whether the key had at least one pair when `send` was called (every change whose call had
@@ -41,6 +42,7 @@ public final class EventControl: Sendable {
     private let table: EventTable<ControlState>
 
     /// Creates a control with no pairs, bound to `loop`. Callable from any thread.
+    /// - Parameter loop: the loop whose thread holds the pairs and runs the actions.
     public init(loop: Loop) {
         self.loop = loop
         self.table = EventTable(ControlState(), loop: loop)
@@ -50,6 +52,10 @@ public final class EventControl: Sendable {
 
     /// Adds the pair (`target`, `action`) to `key`, after the pairs it already has. Loop thread
     /// only, because `target` is not `Sendable`; the target is held weakly.
+    /// - Parameters:
+    ///   - target: the object whose method runs; held weakly.
+    ///   - action: an unbound method of the target's type, such as `Total.add`.
+    ///   - key: the event that runs the pair.
     /// - Returns: the connection that removes this one pair.
     /// - Throws: `LoopError.notOnLoopThread` from another thread; nothing is added.
     @discardableResult
@@ -62,7 +68,14 @@ public final class EventControl: Sendable {
         return add(target, action, for: key, to: table.state.value)
     }
 
-    /// Adds the pair (`target`, `action`) to `key`, for an action without argument. Loop thread only.
+    /// Adds the pair (`target`, `action`) to `key`, for an action without argument. Loop thread
+    /// only, because `target` is not `Sendable`; the target is held weakly.
+    /// - Parameters:
+    ///   - target: the object whose method runs; held weakly.
+    ///   - action: an unbound method of the target's type that takes no argument.
+    ///   - key: the event that runs the pair.
+    /// - Returns: the connection that removes this one pair.
+    /// - Throws: `LoopError.notOnLoopThread` from another thread; nothing is added.
     @discardableResult
     public func addTarget<Target: AnyObject>(
         _ target: Target, action: @escaping @Sendable (Target) -> () -> Void, for key: EventKey<Void>
@@ -72,6 +85,11 @@ public final class EventControl: Sendable {
 
     /// Adds the pair (`target`, `action`) to `key` from any thread, `target` being `Sendable`.
     /// From another thread, returns once the loop's thread has added it.
+    /// - Parameters:
+    ///   - target: the object whose method runs; held weakly.
+    ///   - action: an unbound method of the target's type.
+    ///   - key: the event that runs the pair.
+    /// - Returns: the connection that removes this one pair.
     /// - Throws: `LoopError.shutDown` when the loop no longer accepts work; nothing is added.
     @discardableResult
     public func addTarget<Target: AnyObject & Sendable, Argument>(
@@ -81,7 +99,13 @@ public final class EventControl: Sendable {
     }
 
     /// Adds the pair (`target`, `action`) to `key` from any thread, for a `Sendable` target and an
-    /// action without argument.
+    /// action without argument. From another thread, returns once the loop's thread has added it.
+    /// - Parameters:
+    ///   - target: the object whose method runs; held weakly.
+    ///   - action: an unbound method of the target's type that takes no argument.
+    ///   - key: the event that runs the pair.
+    /// - Returns: the connection that removes this one pair.
+    /// - Throws: `LoopError.shutDown` when the loop no longer accepts work; nothing is added.
     @discardableResult
     public func addTarget<Target: AnyObject & Sendable>(
         _ target: Target, action: @escaping @Sendable (Target) -> () -> Void, for key: EventKey<Void>
@@ -107,8 +131,13 @@ public final class EventControl: Sendable {
 
     // MARK: removing
 
-    /// Removes every pair of `target` for `key`; returns how many were removed.
+    /// Removes every pair of `target` for `key`.
     /// Callable from any thread (only the target's identity is used); see "Threads".
+    /// - Parameters:
+    ///   - target: the object whose pairs go.
+    ///   - key: the event to remove them from.
+    /// - Returns: how many pairs were removed.
+    /// - Throws: `LoopError.shutDown` from another thread once the loop no longer accepts work.
     @discardableResult
     public func removeTarget<Argument>(_ target: AnyObject, for key: EventKey<Argument>) throws(LoopError) -> Int {
         let object = ObjectIdentifier(target)
@@ -118,8 +147,11 @@ public final class EventControl: Sendable {
         }
     }
 
-    /// Removes every pair of `target`, for every key; returns how many were removed.
+    /// Removes every pair of `target`, for every key.
     /// Callable from any thread (only the target's identity is used); see "Threads".
+    /// - Parameter target: the object whose pairs go.
+    /// - Returns: how many pairs were removed.
+    /// - Throws: `LoopError.shutDown` from another thread once the loop no longer accepts work.
     @discardableResult
     public func removeTarget(_ target: AnyObject) throws(LoopError) -> Int {
         let object = ObjectIdentifier(target)
@@ -139,6 +171,7 @@ public final class EventControl: Sendable {
 
     /// Whether `key` has at least one pair, as any thread sees it: every change whose call has
     /// returned is counted. Pairs whose targets were deallocated count until a send removes them.
+    /// - Parameter key: the event to look up.
     public func hasTargets<Argument>(for key: EventKey<Argument>) -> Bool {
         table.registered.contains(key.id)
     }
@@ -146,6 +179,9 @@ public final class EventControl: Sendable {
     // MARK: sending
 
     /// Sends `key`: runs its pairs in the order they were added. See "Sending".
+    /// - Parameter key: an event without argument.
+    /// - Returns: on the loop's thread, whether an action ran; from another thread, whether the
+    ///   key had a pair (see "Sending").
     /// - Throws: `LoopError.shutDown` from another thread once the loop no longer accepts work:
     ///   the event was not sent.
     @discardableResult
@@ -155,6 +191,11 @@ public final class EventControl: Sendable {
 
     /// Sends `key` with `argument`: runs its pairs in the order they were added, inline on the
     /// loop's thread, posted otherwise. See "Sending".
+    /// - Parameters:
+    ///   - key: the event.
+    ///   - argument: what each action receives.
+    /// - Returns: on the loop's thread, whether an action ran; from another thread, whether the
+    ///   key had a pair (see "Sending").
     /// - Throws: `LoopError.shutDown` from another thread once the loop no longer accepts work:
     ///   the event was not sent.
     @discardableResult

@@ -2,7 +2,7 @@
 ///
 /// The argument type is part of the key, so the compiler checks every send: a key declared as
 /// `EventKey<Bool>` can only be sent with a `Bool`, and an `EventKey<Void>` only with no argument.
-/// (Seed 003 passed every argument as `void *` and trusted the receiver to cast it back.)
+/// No receiver has to cast an untyped argument back.
 ///
 /// ```swift
 /// enum PickerEvent {
@@ -21,6 +21,7 @@ public struct EventKey<Argument: Sendable>: Hashable, Sendable, CustomStringConv
     public let name: String
 
     /// Creates the key named `name` for events carrying an `Argument`.
+    /// - Parameter name: the event's name; unique among the events of one argument type.
     public init(_ name: String) {
         self.name = name
     }

@@ -1,17 +1,17 @@
 import UVLoop
 
-/// One target, and for each event key the one method of it to call: seed 003's custom control
-/// (`assignHandler:`, `registerCommand:forKey:`, `executeCommandWithKey:`) in typed Swift.
+/// One target, and for each event key the one method of it to call: a dispatch table from typed
+/// event keys to the methods of one handler object.
 ///
 /// The target is any class instance, chosen at run time and held weakly: its owner keeps it alive
 /// (in optimized builds, a local whose last use is `setTarget` may be released right after it;
 /// `withExtendedLifetime` keeps it). An action is an unbound method reference of the target's
 /// type, such as `Picker.lock`, of type `(Picker) -> (Bool) -> Void` (or `(Picker) -> () -> Void`
-/// for a key without argument): Swift's typed stand-in for a selector. Rules, after the seed:
+/// for a key without argument): Swift's typed stand-in for an Objective-C selector. Rules:
 /// - registering an action for a key replaces the key's previous action;
 /// - setting a *different* target removes every action (the new target may not have the
 ///   methods); setting the same target again changes nothing;
-/// - `removeAllActions()` empties the table.
+/// - ``removeAllActions()`` empties the table.
 ///
 /// ```swift
 /// let registry = EventRegistry(loop: loop)
@@ -27,12 +27,13 @@ import UVLoop
 /// ## Threads
 /// The registrations live on the loop's thread, and actions always run there. Every method may be
 /// called from any thread, with these rules:
-/// - Changes (`setTarget`, `register`, `removeAction`, `removeAllActions`) apply inline on the
-///   loop's thread; from another thread they are applied on the loop's thread and the caller waits
-///   until they are (as with `Loop.invoke`), so a send that follows on the same thread sees them.
+/// - Changes (`setTarget`, `register`, ``removeAction(for:)``, ``removeAllActions()``) apply
+///   inline on the loop's thread; from another thread they are applied on the loop's thread and
+///   the caller waits until they are (as with `Loop.invoke`), so a send that follows on the same
+///   thread sees them.
 ///   A loop that no longer accepts work makes them throw `LoopError.shutDown` and changes nothing.
-/// - `send` runs the action inline on the loop's thread; from another thread it is posted (never
-///   waits), and sends from one thread run in the order they were made.
+/// - ``send(_:_:)`` runs the action inline on the loop's thread; from another thread it is posted
+///   (never waits), and sends from one thread run in the order they were made.
 /// - The target usually is not `Sendable`: it lives on the loop's thread, so only code on that
 ///   thread may hand it to the registry (`setTarget` checks, and throws
 ///   `LoopError.notOnLoopThread` elsewhere). A `Sendable` target may be set from any thread. A
@@ -45,7 +46,7 @@ import UVLoop
 /// - On the loop's thread: whether an action ran (`false` when the key has no action, there is no
 ///   target, or the target has been deallocated).
 /// - From another thread: whether the key had an action when `send` was called, counting every
-///   change whose call had returned (the same answer as `hasAction(for:)`); the target may have
+///   change whose call had returned (the same answer as ``hasAction(for:)``); the target may have
 ///   been deallocated since, which only the loop's thread can see. With `false`, nothing is
 ///   posted. With `true`, the event is posted, and when the loop's thread takes it up it is
 ///   handled like a send made there and then: it runs the action registered for the key at that
@@ -60,6 +61,7 @@ public final class EventRegistry: Sendable {
     private let table: EventTable<RegistryState>
 
     /// Creates an empty registry, with no target, bound to `loop`. Callable from any thread.
+    /// - Parameter loop: the loop whose thread holds the registrations and runs the actions.
     public init(loop: Loop) {
         self.loop = loop
         self.table = EventTable(RegistryState(), loop: loop)
@@ -74,6 +76,7 @@ public final class EventRegistry: Sendable {
     /// Makes `target` the registry's target, held weakly; a different target removes every action.
     ///
     /// On the loop's thread only, because the target is not `Sendable` (see "Threads").
+    /// - Parameter target: the object whose methods the actions call; held weakly.
     /// - Throws: `LoopError.notOnLoopThread` from another thread; nothing changes.
     public func setTarget<Target: AnyObject>(_ target: Target) throws(LoopError) {
         guard loop.isOnLoopThread else {
@@ -84,6 +87,7 @@ public final class EventRegistry: Sendable {
 
     /// Makes the `Sendable` `target` the registry's target, from any thread; a different target
     /// removes every action. From another thread, returns once the loop's thread has applied it.
+    /// - Parameter target: the object whose methods the actions call; held weakly.
     /// - Throws: `LoopError.shutDown` when the loop no longer accepts work; nothing changes.
     public func setTarget<Target: AnyObject & Sendable>(_ target: Target) throws(LoopError) {
         try table.apply { state, registered in state.replaceTarget(with: target, registered) }
@@ -94,6 +98,9 @@ public final class EventRegistry: Sendable {
     /// Registers `action`, a method of the target's type, to run when `key` is sent; it replaces
     /// the key's previous action. Callable from any thread (see "Threads").
     ///
+    /// - Parameters:
+    ///   - action: an unbound method of the target's type, such as `Picker.lock`.
+    ///   - key: the event that runs it.
     /// - Throws: `LoopError.invalidArgument` when there is no target (none set, or deallocated) or
     ///   the target is not a `Target`; `LoopError.shutDown` from another thread once the loop no
     ///   longer accepts work. Nothing changes when it throws.
@@ -116,16 +123,26 @@ public final class EventRegistry: Sendable {
         }
     }
 
-    /// Registers `action`, a method without argument of the target's type, for `key`.
-    /// See `register(_:for:)`.
+    /// Registers `action`, a method without argument of the target's type, for `key`; it
+    /// replaces the key's previous action. Callable from any thread (see "Threads").
+    /// - Parameters:
+    ///   - action: an unbound method of the target's type that takes no argument, such as
+    ///     `Picker.reset`.
+    ///   - key: the event that runs it.
+    /// - Throws: like the registration of an action with an argument: `LoopError.invalidArgument`
+    ///   when there is no target or the target is not a `Target`; `LoopError.shutDown` from
+    ///   another thread once the loop no longer accepts work.
     public func register<Target>(
         _ action: @escaping @Sendable (Target) -> () -> Void, for key: EventKey<Void>
     ) throws(LoopError) {
         try register({ (target: Target) in { (_: Void) in action(target)() } }, for: key)
     }
 
-    /// Removes the action registered for `key`; returns whether there was one.
-    /// Callable from any thread (see "Threads"). Throws `LoopError.shutDown` like `register`.
+    /// Removes the action registered for `key`.
+    /// Callable from any thread (see "Threads").
+    /// - Parameter key: the event whose action goes.
+    /// - Returns: whether there was one.
+    /// - Throws: `LoopError.shutDown` from another thread once the loop no longer accepts work.
     @discardableResult
     public func removeAction<Argument>(for key: EventKey<Argument>) throws(LoopError) -> Bool {
         try table.apply { state, registered in
@@ -136,12 +153,14 @@ public final class EventRegistry: Sendable {
     }
 
     /// Removes every action; the target stays. Callable from any thread (see "Threads").
+    /// - Throws: `LoopError.shutDown` from another thread once the loop no longer accepts work.
     public func removeAllActions() throws(LoopError) {
         try table.apply { state, registered in state.removeAllActions(registered) }
     }
 
     /// Whether `key` has an action, as any thread sees it: every change whose call has returned is
     /// counted. The target may have been deallocated since; the loop finds out when it next looks.
+    /// - Parameter key: the event to look up.
     public func hasAction<Argument>(for key: EventKey<Argument>) -> Bool {
         table.registered.contains(key.id)
     }
@@ -149,6 +168,8 @@ public final class EventRegistry: Sendable {
     // MARK: sending
 
     /// Sends `key`: runs its action on the loop's thread. See "What `send` returns".
+    /// - Parameter key: an event without argument.
+    /// - Returns: see "What `send` returns".
     /// - Throws: `LoopError.shutDown` from another thread once the loop no longer accepts work:
     ///   the event was not sent.
     @discardableResult
@@ -158,6 +179,10 @@ public final class EventRegistry: Sendable {
 
     /// Sends `key` with `argument`: runs its action on the loop's thread, inline when called
     /// there, posted otherwise. See "What `send` returns".
+    /// - Parameters:
+    ///   - key: the event.
+    ///   - argument: what the action receives.
+    /// - Returns: see "What `send` returns".
     /// - Throws: `LoopError.shutDown` from another thread once the loop no longer accepts work:
     ///   the event was not sent.
     @discardableResult

@@ -1,17 +1,38 @@
 import UVLoop
 
+/// Deterministic time for tests: a loop whose clock moves only when the test moves it, and the
+/// calls that move it and inspect its timers.
 extension Loop {
     /// Creates a loop on the calling thread with a manual clock, for a deterministic test.
     ///
     /// The loop is the real one (real `uv_run`, real libuv handles); only its time source differs:
-    /// time moves when the test calls `advanceTime(by:)` or `advanceTime(to:)`.
+    /// time starts at zero and moves when the test calls ``advanceTime(by:)`` or
+    /// ``advanceTime(to:)``. The calling thread is the loop's thread: the test steps the loop
+    /// there (`runUntilIdle()`, or the two calls above).
+    ///
+    /// ```swift
+    /// let loop = try Loop.manual()
+    /// let fired = LoopBound(false, loop: loop)
+    /// try loop.schedule(after: .seconds(5)) { fired.value = true }
+    /// try loop.advanceTime(by: .seconds(4))     // nothing due yet
+    /// try loop.advanceTime(by: .seconds(1))     // the timer fires, inside this call
+    /// ```
+    /// - Parameter postBudget: the most posted jobs one drain runs, and the most due timers one
+    ///   turn fires; as for `Loop(clock:postBudget:)`.
+    /// - Returns: a loop with `clockSource == .manual`, owned by the calling thread.
+    /// - Throws: `LoopError.invalidArgument` for a `postBudget` below 1; `LoopError.libuv` when
+    ///   libuv cannot create the loop.
     public static func manual(postBudget: Int = 4096) throws(LoopError) -> Loop {
         try Loop(clock: .manual, postBudget: postBudget)
     }
 
     /// Advances a manual clock by `duration`, firing every timer that comes due, synchronously.
     ///
-    /// See `advanceTime(to:)`. A negative duration is an error.
+    /// See ``advanceTime(to:)``. A negative duration is an error. Call on the loop's thread,
+    /// outside a loop callback.
+    /// - Parameter duration: how far to move the clock; not negative.
+    /// - Throws: `LoopError.invalidArgument` for a negative duration or a loop without a manual
+    ///   clock; otherwise like ``advanceTime(to:)``.
     public func advanceTime(by duration: Duration) throws(LoopError) {
         guard duration >= .zero else {
             throw LoopError.invalidArgument("advanceTime(by:) needs a non-negative duration (got \(duration))")
@@ -28,8 +49,13 @@ extension Loop {
     /// verbs) and timers it schedules at or before `deadline` run before time moves further. Ends
     /// with the clock at `deadline`. No yielding, no sleeping: when it returns, all is done.
     ///
-    /// Call on the loop's thread, outside a loop callback. A deadline in the past leaves the clock
-    /// where it is (it never goes backward).
+    /// Call on the loop's thread, outside a loop callback (from a callback, use
+    /// ``advanceClockWithoutRunning(by:)``). A deadline in the past leaves the clock where it is
+    /// (it never goes backward).
+    /// - Parameter deadline: the time to move the clock to.
+    /// - Throws: `LoopError.invalidArgument` for a loop without a manual clock;
+    ///   `LoopError.notOnLoopThread` from another thread; `LoopError.alreadyRunning` from inside a
+    ///   loop callback.
     public func advanceTime(to deadline: LoopInstant) throws(LoopError) {
         guard clockSource == .manual else {
             throw LoopError.invalidArgument("advanceTime needs a loop created with clock: .manual")
@@ -44,9 +70,11 @@ extension Loop {
         try runUntilIdle()
     }
 
-    /// The deadline of the earliest pending timer, if any. Loop thread only.
+    /// The deadline of the earliest pending timer, if any. Loop thread only (elsewhere it stops
+    /// the program with a message naming the misuse).
     public var nextTimerDeadline: LoopInstant? { earliestTimerDeadline }
 
-    /// The number of pending timers. Loop thread only.
+    /// The number of pending timers. Loop thread only (elsewhere it stops the program with a
+    /// message naming the misuse).
     public var scheduledTimerCount: Int { pendingTimerCount }
 }

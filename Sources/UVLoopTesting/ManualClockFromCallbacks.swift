@@ -5,9 +5,10 @@ extension Loop {
     /// inside a loop callback, work that takes time (for example a chunked loop's body, so that a
     /// time budget runs out deterministically).
     ///
-    /// Unlike `advanceTime(by:)`, which runs the loop and so cannot be called from a callback,
+    /// Unlike ``advanceTime(by:)``, which runs the loop and so cannot be called from a callback,
     /// this only moves the clock. Timers that come due fire the next time the loop runs (a chunk
     /// under a time budget ends as soon as it sees one due). Loop thread only.
+    /// - Parameter duration: how far to move the clock; not negative.
     /// - Throws: `LoopError.invalidArgument` for a negative duration or a loop without a manual
     ///   clock; `LoopError.notOnLoopThread` from another thread.
     public func advanceClockWithoutRunning(by duration: Duration) throws(LoopError) {

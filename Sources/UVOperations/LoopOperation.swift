@@ -1,10 +1,10 @@
 import UVLoop
 
-/// An operation that a `Loop` can run: a `WorkerOperation`, a `SequenceOperation` or a
-/// `ConcurrentOperation`, or a type of your own built from them.
+/// An operation that a `Loop` can run: a ``WorkerOperation``, a ``SequenceOperation`` or a
+/// ``ConcurrentOperation``, or a type of your own built from them.
 ///
-/// Operations are values that describe work; `start(on:session:)` runs one and returns the
-/// `OperationRequest` that tracks that run. The same operation may be started any number of
+/// Operations are values that describe work; ``start(on:session:)`` runs one and returns the
+/// ``OperationRequest`` that tracks that run. The same operation may be started any number of
 /// times, on any loops, from any thread; each start is independent.
 public protocol LoopOperation<Value>: Sendable {
     /// What the operation produces.
@@ -23,27 +23,37 @@ extension LoopOperation {
     ///
     /// Callable from any thread. A worker's closure runs on libuv's thread pool; transforms and
     /// completions run on `loop`'s thread, never inside this call. The request joins `session`
-    /// (by default the shared one) until it completes; pass nil to keep it out of every session.
-    /// - Throws: `LoopError.shutDown` (or `.detached`) when `loop` no longer accepts work: the
-    ///   operation did not start and none of its closures will run.
+    /// (by default ``OperationSession/shared``) until it completes; pass nil to keep it out of
+    /// every session.
     ///
-    /// Consuming, like `RunnableOperation.start`, so that a temporary operation's closures move
-    /// into the request instead of being retained and released (the operation stays usable: a
-    /// caller that keeps it passes a copy).
+    /// Consuming, so that a temporary operation's closures move into the request instead of being
+    /// retained and released (the operation stays usable: a caller that keeps it passes a copy).
+    /// - Parameters:
+    ///   - loop: the loop whose thread runs the transforms and completions.
+    ///   - session: the session whose ``OperationSession/cancelAll()`` reaches the request.
+    /// - Returns: the request that tracks this run.
+    /// - Throws: `LoopError.shutDown` (or `LoopError.detached`) when `loop` no longer accepts work:
+    ///   the operation did not start and none of its closures will run.
     @inlinable @discardableResult
     public consuming func start(on loop: Loop, session: OperationSession? = .shared) throws(LoopError) -> OperationRequest<Value> {
         try runnable.start(on: loop, session: session, onFinish: nil)
     }
 
-    /// Starts the operation on `loop` and suspends until it completes; see `start(on:session:)`.
+    /// Starts the operation on `loop` and suspends until it completes; see ``start(on:session:)``.
     /// Cancelling the calling task cancels the operation (the outcome then says so).
+    /// - Parameters:
+    ///   - loop: the loop whose thread runs the transforms and completions.
+    ///   - session: the session whose ``OperationSession/cancelAll()`` reaches the request.
+    /// - Returns: the outcome, after the completion has run.
+    /// - Throws: `LoopError.shutDown` (or `LoopError.detached`) when `loop` no longer accepts work.
     public func run(on loop: Loop, session: OperationSession? = .shared) async throws(LoopError) -> Outcome<Value> {
         await (try start(on: loop, session: session)).outcome
     }
 }
 
 /// How an operation runs: a worker with its transform and completion, or a composite of other
-/// operations. Produced by UVOperations' operation types (`LoopOperation.runnable`).
+/// operations. Produced by UVOperations' operation types (``LoopOperation/runnable``); opaque
+/// otherwise.
 public struct RunnableOperation<Value: Sendable>: Sendable {
     /// The name under which an enclosing composite keeps this operation's outcome.
     public let name: String?

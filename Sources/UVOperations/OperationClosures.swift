@@ -10,7 +10,7 @@
 /// the request, because the request's deinit is compiled once for every `Value`, and destroying
 /// generic mutable state there looks up type metadata at run time. The request holds no
 /// `unowned` reference to them either: each strong access through one costs an atomic
-/// compare-and-swap, about 120 instructions per operation on the loop's thread.)
+/// compare-and-swap on the loop's thread.)
 @usableFromInline
 final class OperationClosures<Value: Sendable>: Sendable {
     @usableFromInline let worker: (@Sendable () throws -> Value)?

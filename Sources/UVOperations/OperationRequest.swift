@@ -1,12 +1,12 @@
 import Synchronization
 import UVLoop
 
-/// One run of an operation, returned by `LoopOperation.start(on:session:)`: wait for it, await
+/// One run of an operation, returned by ``LoopOperation/start(on:session:)``: wait for it, await
 /// it, or cancel it, from any thread.
 ///
 /// ## Completion
-/// Every request completes exactly once, whatever the interleaving of finishing, `cancel()`,
-/// timed-out waits and `OperationSession.cancelAll()`: the transform runs, then the completion,
+/// Every request completes exactly once, whatever the interleaving of finishing, ``cancel()``,
+/// timed-out waits and ``OperationSession/cancelAll()``: the transform runs, then the completion,
 /// then the request leaves its session, then waiters wake (so a waiter sees the completion's
 /// effects), in that order, on the loop's thread.
 ///
@@ -14,17 +14,18 @@ import UVLoop
 /// completion has run, so what they captured is released then, even while the request is kept.
 ///
 /// ## Cancelling
-/// `cancel()` is accepted until the request starts completing. Then:
+/// ``cancel()`` is accepted until the request starts completing. Then:
 /// - a worker not yet taken by a pool thread is withdrawn (`uv_cancel` frees its pool slot, or,
 ///   cancelled before the loop handed it to the pool, it never gets there): it never runs, and the
-///   outcome has no value, no error, and `isCancelled`;
-/// - a worker already running finishes; the outcome has its value or error, and `isCancelled`;
+///   outcome has no value, no error, and ``Outcome/isCancelled``;
+/// - a worker already running finishes; the outcome has its value or error, and
+///   ``Outcome/isCancelled``;
 /// - a composite cancels its running children (which finish with the cancelled flag) and completes
 ///   the children not started yet without running them.
 ///
 /// ## Waiting
-/// `wait()` blocks a thread other than the loop's; on the loop's thread it throws
-/// `LoopError.wouldDeadlock` (the completion needs that thread), so use `outcome` (async) or a
+/// ``wait()`` blocks a thread other than the loop's; on the loop's thread it throws
+/// `LoopError.wouldDeadlock` (the completion needs that thread), so use ``outcome`` (async) or a
 /// completion closure there.
 public final class OperationRequest<Value: Sendable>: Sendable {
     /// The loop on whose thread the transform and completion run.
@@ -73,7 +74,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     /// Whether the request has completed (its completion has run). Any thread.
     public var isFinished: Bool { state.withLock { $0.isFinished } }
 
-    /// Whether `cancel()` was accepted (before the request began completing). Any thread.
+    /// Whether ``cancel()`` was accepted (before the request began completing). Any thread.
     public var isCancelled: Bool { state.withLock { $0.cancelRequested } }
 
     /// The outcome once the request has completed, nil before. Any thread, never blocks.
@@ -83,8 +84,9 @@ public final class OperationRequest<Value: Sendable>: Sendable {
 
     /// Blocks the calling thread until the request has completed, and returns its outcome.
     ///
+    /// - Returns: the outcome, after the completion has run.
     /// - Throws: `LoopError.wouldDeadlock` on the loop's thread, where the request needs to run
-    ///   its completion: await `outcome` there, or use a completion closure.
+    ///   its completion: await ``outcome`` there, or use a completion closure.
     public func wait() throws(LoopError) -> Outcome<Value> {
         let waiters = try waiters(operation: "OperationRequest.wait()")
         waiters?.wait()
@@ -94,8 +96,10 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     /// Blocks the calling thread until the request has completed or `timeout` has passed.
     ///
     /// A timeout ends only this wait: the request goes on and completes as usual.
-    /// - Throws: `LoopError.timedOut` when `timeout` passes first, `.invalidArgument` for a
-    ///   negative timeout, `.wouldDeadlock` on the loop's thread (see `wait()`).
+    /// - Parameter timeout: the longest to wait; `.zero` only looks.
+    /// - Returns: the outcome, after the completion has run.
+    /// - Throws: `LoopError.timedOut` when `timeout` passes first, `LoopError.invalidArgument` for
+    ///   a negative timeout, `LoopError.wouldDeadlock` on the loop's thread (see ``wait()``).
     public func wait(timeout: Duration) throws(LoopError) -> Outcome<Value> {
         guard timeout >= .zero else {
             throw .invalidArgument("wait(timeout:) needs a non-negative timeout (got \(timeout))")
@@ -147,7 +151,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     /// posted work; once the loop is shut down it cannot, so a queued worker then still runs, and
     /// its outcome carries the cancelled flag.
     /// - Returns: true when this call cancelled the request: it had not begun completing and had
-    ///   not been cancelled already. The outcome will have `isCancelled` set.
+    ///   not been cancelled already. The outcome will have ``Outcome/isCancelled`` set.
     @discardableResult
     public func cancel() -> Bool {
         let accepted = state.withLock { state in

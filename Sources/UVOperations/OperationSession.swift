@@ -1,20 +1,20 @@
 import Synchronization
 import UVLoop
 
-/// A set of requests in flight, so that they can all be cancelled at once (the seed's session).
+/// A set of requests in flight, so that they can all be cancelled at once.
 ///
-/// A request joins the session it is started in (`start(on:session:)`, by default `shared`) and
-/// leaves it when it completes, just before its waiters wake. Sessions are thread-safe: start,
-/// complete and cancel from any thread.
+/// A request joins the session it is started in (``LoopOperation/start(on:session:)``, by default
+/// ``shared``) and leaves it when it completes, just before its waiters wake. Sessions are
+/// thread-safe: start, complete and cancel from any thread.
 ///
 /// ```swift
 /// let session = OperationSession()
-/// try operation.start(on: loop, session: session)
-/// session.cancelAll()
-/// OperationSession.shared.cancelAll()
+/// let request = try operation.start(on: loop, session: session)
+/// session.cancelAll()             // cancels every request of this session still in flight
 /// ```
 public final class OperationSession: Sendable {
-    /// The session requests join unless told otherwise: every loop's, process-wide.
+    /// The session requests join unless told otherwise: every loop's, process-wide. Its
+    /// ``cancelAll()`` cancels every request started without a session of its own.
     public static let shared = OperationSession()
 
     /// Members in slots that are reused, so joining and leaving cost no hashing and, in steady
@@ -33,7 +33,8 @@ public final class OperationSession: Sendable {
     /// The number of requests in flight in this session. Any thread.
     public var requestCount: Int { members.withLock { $0.count } }
 
-    /// Cancels every request in flight in this session (see `OperationRequest.cancel()`).
+    /// Cancels every request in flight in this session (see ``OperationRequest/cancel()``).
+    /// Callable from any thread.
     ///
     /// Requests started while this runs may or may not be cancelled; each request still completes
     /// exactly once.

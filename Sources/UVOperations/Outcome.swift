@@ -1,14 +1,14 @@
 /// What an operation produced: a value or an error (never both), and whether it was cancelled.
 ///
-/// The three shapes the seed names:
-/// - finished: `value` or `error` set, `isCancelled` false;
-/// - cancelled while running: the worker finished anyway, so `value` or `error` is set, and
-///   `isCancelled` is true;
-/// - cancelled before it started: the worker never ran, so neither is set (`result` is nil), and
-///   `isCancelled` is true.
+/// An outcome has one of three shapes:
+/// - finished: ``value`` or ``error`` set, ``isCancelled`` false;
+/// - cancelled while running: the worker finished anyway, so ``value`` or ``error`` is set, and
+///   ``isCancelled`` is true;
+/// - cancelled before it started: the worker never ran, so neither is set (``result`` is nil),
+///   and ``isCancelled`` is true.
 ///
-/// A transform receives the outcome `inout` (the seed's mutable result) and may change it;
-/// setting `value` clears `error` and setting `error` clears `value`, so it stays one or the other.
+/// A transform receives the outcome `inout` and may change it; setting ``value`` clears ``error``
+/// and setting ``error`` clears ``value``, so it stays one or the other.
 public struct Outcome<Value: Sendable>: Sendable {
     /// The worker's value or error; nil when no worker ran (the operation was cancelled first).
     public var result: Result<Value, any Error>?
@@ -16,6 +16,9 @@ public struct Outcome<Value: Sendable>: Sendable {
     public var isCancelled: Bool
 
     /// An outcome with `result` (nil when no worker ran) and the cancelled flag.
+    /// - Parameters:
+    ///   - result: the worker's value or error; nil when no worker ran.
+    ///   - isCancelled: whether the operation was cancelled before it finished.
     @inlinable
     public init(result: Result<Value, any Error>?, isCancelled: Bool = false) {
         self.result = result
@@ -57,6 +60,8 @@ public struct Outcome<Value: Sendable>: Sendable {
     }
 
     /// The value, or the error thrown; `CancellationError` when no worker ran.
+    /// - Returns: the value, when there is one.
+    /// - Throws: the outcome's error; `CancellationError` when ``result`` is nil.
     @inlinable
     public func get() throws -> Value {
         guard let result else { throw CancellationError() }
@@ -64,6 +69,8 @@ public struct Outcome<Value: Sendable>: Sendable {
     }
 
     /// The same outcome with its value transformed (errors and the cancelled flag carry over).
+    /// - Parameter transform: called with the value, if there is one.
+    /// - Returns: the new outcome.
     public func map<NewValue: Sendable>(_ transform: (Value) throws -> NewValue) rethrows -> Outcome<NewValue> {
         switch result {
         case .success(let value): return Outcome<NewValue>(result: .success(try transform(value)), isCancelled: isCancelled)

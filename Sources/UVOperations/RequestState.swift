@@ -5,13 +5,12 @@ import UVLoop
 ///
 /// Not generic, and the outcome is kept as `any Sendable` (an `Outcome<Value>`), because a
 /// request's deinit is compiled once for every `Value`: destroying a lock around generic state
-/// there looks up the metadata of the state, of the lock's cell and of their fields at run time,
-/// which cost about 1,600 instructions per worker operation (callgrind, uvloop-bench's operations
-/// workload). An existential is destroyed through the metadata it carries, and an outcome of up
-/// to three words (any `Value` of up to 16 bytes, such as an `Int` or a `String`) is stored in
-/// place, without an allocation. Reading it back costs a dynamic cast, so the hot path never
-/// does: the worker's result reaches the loop's thread in the job's result space, and only
-/// waiters read the final outcome.
+/// there would look up the metadata of the state, of the lock's cell and of their fields at run
+/// time, for every request. An existential is destroyed through the metadata it carries, and an
+/// outcome of up to three words (any `Value` of up to 16 bytes, such as an `Int` or a `String`)
+/// is stored in place, without an allocation. Reading it back costs a dynamic cast, so the hot
+/// path never does: the worker's result reaches the loop's thread in the job's result space, and
+/// only waiters read the final outcome.
 @usableFromInline
 struct RequestState {
     @usableFromInline
@@ -32,8 +31,8 @@ struct RequestState {
     @usableFromInline var cancelRequested: Bool
     /// A worker's outcome too large for the thread-pool job's result space, stored by the pool
     /// thread; from `finished` on, the final outcome; `()` when there is none. Not an optional:
-    /// destroying an optional existential goes through the optional's generic value witness
-    /// (callgrind: about 55 instructions, where this costs about 10).
+    /// destroying an optional existential goes through the optional's generic value witness,
+    /// which costs several times what destroying a plain existential does.
     @usableFromInline var outcome: any Sendable
     /// Made by the first blocking waiter only.
     @usableFromInline var waiters: ThreadEvent?
@@ -44,7 +43,7 @@ struct RequestState {
     @usableFromInline var closures: (any AnyObject & Sendable)?
 
     /// Every field set here rather than by default values, which are not inlinable: an opaque
-    /// call in the middle of a request's initialiser kept the optimiser from pairing up retains
+    /// call in the middle of a request's initialiser keeps the optimiser from pairing up retains
     /// and releases around it.
     @inlinable
     init(closures: any AnyObject & Sendable) {

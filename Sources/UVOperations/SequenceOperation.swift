@@ -1,19 +1,22 @@
 import UVLoop
 
-/// A composite operation that runs its children one after another, in the order given (the
-/// seed's sequence). Children may be any operations, composites included, nested to any depth.
+/// A composite operation that runs its children one after another, in the order given. Children
+/// may be any operations, composites included, nested to any depth.
 ///
 /// Each child starts on the loop's thread once the previous one has completed (its completion
 /// has run), whether it succeeded, failed or was cancelled. The composite's value is the
-/// `CompositeResults` of its named children.
+/// ``CompositeResults`` of its named children.
 ///
 /// Cancelling the sequence cancels the running child (it finishes with the cancelled flag) and
 /// completes the children after it without running them: each of those gets an outcome with no
 /// value, no error and the cancelled flag, and its own transform and completion are still called.
 ///
 /// ```swift
-/// let sequence = try SequenceOperation(name: "sequence", [operation1, operation2])
-/// let request = try sequence.start(on: loop)
+/// let load = WorkerOperation(name: "load") { "the quick brown fox" }
+/// let count = WorkerOperation(name: "count") { 4 }
+/// let sequence = try SequenceOperation(name: "sequence", [load, count])   // load, then count
+/// let results = try sequence.start(on: loop).wait().value!
+/// let words = results.outcome(named: "count", as: Int.self)?.value        // 4
 /// ```
 public struct SequenceOperation: LoopOperation {
     /// The name under which an enclosing composite keeps this operation's outcome.
@@ -25,6 +28,12 @@ public struct SequenceOperation: LoopOperation {
     private let plan: CompositePlan
 
     /// A sequence of `operations`.
+    /// - Parameters:
+    ///   - name: the name under which an enclosing composite keeps the outcome.
+    ///   - operations: the children, any operations (composites included).
+    ///   - transform: runs on the loop's thread once every child has completed, and may change the
+    ///     outcome.
+    ///   - completion: runs on the loop's thread with the final outcome, after the transform.
     /// - Throws: `LoopError.invalidArgument` when two of `operations` have the same name.
     public init(
         name: String? = nil, _ operations: [any LoopOperation],
@@ -38,6 +47,8 @@ public struct SequenceOperation: LoopOperation {
     }
 
     /// A copy of this operation with `transform` as its transform.
+    /// - Parameter transform: runs on the loop's thread once every child has completed, and may
+    ///   change the outcome.
     public func transform(_ transform: @escaping @Sendable (inout Outcome<CompositeResults>) -> Void) -> Self {
         var copy = self
         copy.transform = transform
@@ -45,13 +56,14 @@ public struct SequenceOperation: LoopOperation {
     }
 
     /// A copy of this operation with `completion` as its completion.
+    /// - Parameter completion: runs on the loop's thread with the final outcome.
     public func onCompletion(_ completion: @escaping @Sendable (Outcome<CompositeResults>) -> Void) -> Self {
         var copy = self
         copy.completion = completion
         return copy
     }
 
-    /// See `LoopOperation.runnable`.
+    /// How the operation runs; see ``LoopOperation/runnable``.
     public var runnable: RunnableOperation<CompositeResults> {
         plan.runnable(name: name, transform: transform, completion: completion)
     }

@@ -1,6 +1,6 @@
 import UVLoop
 
-/// An operation whose worker closure runs on libuv's thread pool (the seed's block operation).
+/// An operation whose worker closure runs on libuv's thread pool.
 ///
 /// The worker returns a value or throws: the outcome then carries the value or the error, never
 /// both. The optional transform may change the outcome before the optional completion receives
@@ -8,12 +8,11 @@ import UVLoop
 /// (a worker cancelled before it started still gets them called, with an empty cancelled outcome).
 ///
 /// ```swift
-/// let operation = WorkerOperation(name: "Any name") { 1 }
+/// let operation = WorkerOperation(name: "double") { 21 }
 ///     .transform { outcome in outcome.value = outcome.value.map { $0 * 2 } }
-///     .onCompletion { outcome in
-///         print("value: \(String(describing: outcome.value)), error: \(String(describing: outcome.error)), cancelled: \(outcome.isCancelled)")
-///     }
+///     .onCompletion { outcome in print("completed:", outcome) }   // on the loop's thread
 /// let request = try operation.start(on: loop)
+/// let outcome = try request.wait()              // from another thread: value 42
 /// ```
 public struct WorkerOperation<Value: Sendable>: LoopOperation {
     /// The name under which an enclosing composite keeps this operation's outcome.
@@ -28,6 +27,11 @@ public struct WorkerOperation<Value: Sendable>: LoopOperation {
     public var completion: (@Sendable (Outcome<Value>) -> Void)?
 
     /// An operation that runs `worker` on the thread pool.
+    /// - Parameters:
+    ///   - name: the name under which an enclosing composite keeps the outcome.
+    ///   - transform: runs on the loop's thread after the worker, and may change the outcome.
+    ///   - completion: runs on the loop's thread with the final outcome, after the transform.
+    ///   - worker: runs on a thread-pool thread; see ``worker``.
     @inlinable
     public init(
         name: String? = nil,
@@ -42,6 +46,8 @@ public struct WorkerOperation<Value: Sendable>: LoopOperation {
     }
 
     /// A copy of this operation with `transform` as its transform.
+    /// - Parameter transform: runs on the loop's thread after the worker, and may change the
+    ///   outcome.
     @inlinable
     public func transform(_ transform: @escaping @Sendable (inout Outcome<Value>) -> Void) -> Self {
         var copy = self
@@ -50,6 +56,7 @@ public struct WorkerOperation<Value: Sendable>: LoopOperation {
     }
 
     /// A copy of this operation with `completion` as its completion.
+    /// - Parameter completion: runs on the loop's thread with the final outcome.
     @inlinable
     public func onCompletion(_ completion: @escaping @Sendable (Outcome<Value>) -> Void) -> Self {
         var copy = self
@@ -57,7 +64,7 @@ public struct WorkerOperation<Value: Sendable>: LoopOperation {
         return copy
     }
 
-    /// See `LoopOperation.runnable`.
+    /// How the operation runs; see ``LoopOperation/runnable``.
     @inlinable
     public var runnable: RunnableOperation<Value> {
         consuming get {

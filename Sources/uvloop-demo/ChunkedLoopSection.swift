@@ -7,7 +7,7 @@ private final class Checksum: Sendable {
     let value = Atomic<UInt64>(0)
 }
 
-/// About 100 ns of arithmetic on an index: the kind of small step a chunked loop is for.
+/// A little arithmetic on an index: the kind of small step a chunked loop is for.
 @inline(never)
 private func mix(_ index: Int) -> UInt64 {
     var x = UInt64(truncatingIfNeeded: index) &+ 0x9E37_79B9_7F4A_7C15

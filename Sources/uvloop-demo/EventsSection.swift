@@ -1,14 +1,14 @@
 import UVEvents
 import UVLoop
 
-/// Seed 003's custom control: one event key for each kind of argument.
+/// A custom control's events: one event key for each kind of argument.
 enum ColorPickerEvent {
     static let none = EventKey<Void>("noneEventKey")
     static let flag = EventKey<Bool>("booleanEventKey")
     static let object = EventKey<String>("objectEventKey")
 }
 
-/// The seed's handler: an ordinary (non-Sendable) class living on the loop's thread.
+/// The handler: an ordinary (non-Sendable) class living on the loop's thread.
 final class ColorPickerHandler {
     let name: String
     init(name: String) { self.name = name }

@@ -3,15 +3,15 @@ import Foundation
 import UVLoop
 import UVOperations
 
-/// Operations on libuv's thread pool: the seed's examples, composites with named results, a
-/// cancelled request, and a session cancel-all, narrated.
+/// Operations on libuv's thread pool: a worker with a transform and a completion, composites with
+/// named results, a cancelled request, and a session cancel-all, narrated.
 func runOperationsSection() throws {
     print("== Operations: workers on libuv's thread pool, completions on the loop's thread")
     let loopThread = try Loop.startThread(name: "demo-ops")
     defer { try? loopThread.shutdown() }
     let loop = loopThread.loop
 
-    // The seed's block operation: worker, transform, completion, name.
+    // A worker operation: worker, transform, completion, name.
     let operation = WorkerOperation(name: "Any name") { 1 }
         .transform { outcome in outcome.value = outcome.value.map { $0 * 2 } }
         .onCompletion { outcome in

@@ -16,8 +16,8 @@
 /// ## Beginning
 /// A chunked loop begins (its progress callback reports the initial state) in the first idle
 /// phase after it was started (a start from another thread reaches the loop as posted work),
-/// after that phase's chunk. Its first chunk runs in a later iteration, after a poll for I/O, so,
-/// as in the seed, the initial progress is shown before any work happens.
+/// after that phase's chunk. Its first chunk runs in a later iteration, after a poll for I/O, so
+/// the initial progress can be shown before any work happens.
 final class ChunkScheduler {
     /// Begun, with chunks left, in round-robin order.
     private var active: [ChunkedLoopRun] = []

@@ -1,7 +1,9 @@
 import Synchronization
 
-/// A handle to a chunked loop started with `Loop.startChunkedLoop`: cancel it, ask whether it is
-/// still running, or await its completion. Usable from any thread.
+/// A handle to a chunked loop started with
+/// ``Loop/startChunkedLoop(count:budget:body:progress:completion:)`` or one of its variants:
+/// cancel it, ask whether it is still running, or await its completion. Usable from any thread.
+/// Dropping the handle does not cancel the chunked loop.
 ///
 /// The handle holds no closure of the chunked loop: the body, progress and completion closures
 /// belong to the loop's thread and are released there when the chunked loop ends.
@@ -26,6 +28,7 @@ public final class ChunkedLoop: Sendable {
     }
 
     /// Whether the chunked loop may still call its body: it has neither ended nor been cancelled.
+    /// Callable from any thread.
     public var isRunning: Bool { status.load(ordering: .acquiring) == ChunkedLoop.running }
 
     /// Cancels the chunked loop. Callable from any thread; idempotent.
@@ -34,11 +37,13 @@ public final class ChunkedLoop: Sendable {
     /// begins after the loop's thread sees the request, which it checks before every item. On the
     /// loop's thread (from the body, a progress callback or any other callback) that is exact: after
     /// `cancel()` returns, the body is not called again. From another thread, a body call already
-    /// running finishes. The completion then reports `.cancelled` and the index where it stopped,
+    /// running finishes. The completion then reports
+    /// ``ChunkedLoopCompletion/Reason/cancelled`` and the index where it stopped,
     /// unless the body call that was running threw: its error is reported, never dropped. The
     /// completion callback runs on the loop's thread at the end of the current chunk, or in the
     /// next loop iteration. Returns `false` when the chunked loop had already ended or been
     /// cancelled.
+    /// - Returns: whether this call stopped a chunked loop that had not ended.
     @discardableResult
     public func cancel() -> Bool {
         status.compareExchange(
@@ -58,8 +63,9 @@ public final class ChunkedLoop: Sendable {
 
     /// How the chunked loop ended, once it has; suspends the calling task until then.
     ///
-    /// Cancelling the awaiting task cancels the chunked loop (see `cancel()`); the completion then
-    /// arrives once the loop's thread has seen it, usually with `.cancelled`. Several tasks may
+    /// Cancelling the awaiting task cancels the chunked loop (see ``cancel()``); the completion
+    /// then arrives once the loop's thread has seen it, usually with
+    /// ``ChunkedLoopCompletion/Reason/cancelled``. Several tasks may
     /// await the same chunked loop; each gets the same completion. The loop must keep running for
     /// the completion to arrive.
     public var completion: ChunkedLoopCompletion {

@@ -7,7 +7,7 @@ public struct ChunkedLoopCompletion: Sendable, CustomStringConvertible {
     public enum Reason: Sendable, CustomStringConvertible {
         /// Every item was processed.
         case finished
-        /// `ChunkedLoop.cancel()` was called (directly, or by cancelling a task awaiting it).
+        /// ``ChunkedLoop/cancel()`` was called (directly, or by cancelling a task awaiting it).
         case cancelled
         /// The body threw this error; the item it threw for is not counted as processed.
         case failed(any Error)
@@ -55,9 +55,10 @@ public struct ChunkedLoopCompletion: Sendable, CustomStringConvertible {
     }
 
     /// The number of items processed when the chunked loop finished; otherwise throws what stopped
-    /// it: the body's error, `CancellationError` when cancelled, `LoopError.shutDown` when the
-    /// loop shut down first. Lets `try await loop.startChunkedLoop(…).completion.get()` read like a
-    /// throwing call.
+    /// it. Lets `try await loop.startChunkedLoop(…).completion.get()` read like a throwing call.
+    /// - Returns: ``processed``, which then equals ``total``.
+    /// - Throws: the body's error; `CancellationError` when cancelled; ``LoopError/shutDown`` when
+    ///   the loop shut down (or was detached) first.
     public func get() throws -> Int {
         switch reason {
         case .finished: return processed

@@ -10,6 +10,9 @@ public struct ChunkedLoopProgress: Sendable, Hashable, CustomStringConvertible {
     public let total: Int
 
     /// Creates a progress report (the runtime makes these; public for tests of progress views).
+    /// - Parameters:
+    ///   - processed: items whose body call has returned.
+    ///   - total: items the chunked loop covers.
     public init(processed: Int, total: Int) {
         self.processed = processed
         self.total = total

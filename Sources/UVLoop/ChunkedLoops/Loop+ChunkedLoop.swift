@@ -1,12 +1,11 @@
 /// Chunked loops: long loops that run on the loop's thread a chunk per loop iteration, so that
-/// timers, posted work and I/O keep being served while they run (the seed's
-/// BackgroundLoopProcessor, on libuv).
+/// timers, posted work and I/O keep being served while they run.
 extension Loop {
     /// Starts a chunked loop that calls `body` with each index in `0..<count`, on the loop's thread.
     ///
     /// Callable from any thread; returns at once with a handle to cancel or await it.
     ///
-    /// ## Order (as in the seed)
+    /// ## Order
     /// 1. `progress` reports the initial state (0 of `count`), in the loop's next idle phase;
     /// 2. in each later loop iteration, one chunk of `body` calls runs (in index order, bounded by
     ///    `budget`), then `progress` reports how far it got;
@@ -18,21 +17,23 @@ extension Loop {
     /// the loop round-robin, one chunk per iteration.
     ///
     /// ## Ending
-    /// The completion reports how many items were processed and why it ended: every item done;
-    /// `ChunkedLoop.cancel()` (no body call begins after the loop's thread sees it); the body threw
-    /// (the loop stops at that index, which does not count as processed); or the loop shut down or
-    /// was detached (the completion then runs during shutdown, after the work posted before it).
-    /// A count of zero reports its initial progress and completes without calling `body`.
+    /// The completion reports how many items were processed and why it ended (a
+    /// ``ChunkedLoopCompletion``): every item done; ``ChunkedLoop/cancel()`` (no body call begins
+    /// after the loop's thread sees it); the body threw (the loop stops at that index, which does
+    /// not count as processed); or the loop shut down or was detached (the completion then runs
+    /// during shutdown, after the work posted before it). A count of zero reports its initial
+    /// progress and completes without calling `body`.
     ///
     /// - Parameters:
     ///   - count: how many times to call `body`; must not be negative.
-    ///   - budget: what bounds one chunk: `.time(_:)` on the loop's clock (default 2 ms) or
-    ///     `.items(_:)`. See `ChunkBudget`.
+    ///   - budget: what bounds one chunk: ``ChunkBudget/time(_:)`` on the loop's clock (default
+    ///     2 ms) or ``ChunkBudget/items(_:)``. See ``ChunkBudget``.
     ///   - body: called with each index, in order.
     ///   - progress: called first with the initial state, then after each chunk.
     ///   - completion: called once, last.
-    /// - Throws: `LoopError.invalidArgument` for a negative count or an empty budget;
-    ///   `LoopError.shutDown` (or `.detached`) when the loop no longer accepts work.
+    /// - Returns: the handle that cancels or awaits the chunked loop.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` for a negative count or an empty budget;
+    ///   ``LoopError/shutDown`` (or ``LoopError/detached``) when the loop no longer accepts work.
     @discardableResult
     public func startChunkedLoop(
         count: Int,
@@ -49,11 +50,20 @@ extension Loop {
     }
 
     /// Starts a chunked loop that calls `body` with each integer in `range`, in order, on the
-    /// loop's thread. Same behaviour as `startChunkedLoop(count:budget:body:progress:completion:)`;
-    /// progress and completion count items from the range's start, and `stoppedAt` is a value in
-    /// the range.
-    /// - Throws: `LoopError.invalidArgument` for an empty budget or a range of more than `Int.max`
-    ///   integers; `LoopError.shutDown` when the loop no longer accepts work.
+    /// loop's thread. Same behaviour as
+    /// ``startChunkedLoop(count:budget:body:progress:completion:)``;
+    /// progress and completion count items from the range's start, and
+    /// ``ChunkedLoopCompletion/stoppedAt`` is a value in the range.
+    /// - Parameters:
+    ///   - range: the integers to call `body` with.
+    ///   - budget: what bounds one chunk; see ``ChunkBudget``.
+    ///   - body: called with each integer, in order.
+    ///   - progress: called first with the initial state, then after each chunk.
+    ///   - completion: called once, last.
+    /// - Returns: the handle that cancels or awaits the chunked loop.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` for an empty budget or a range of more than
+    ///   `Int.max` integers; ``LoopError/shutDown`` (or ``LoopError/detached``) when the loop no
+    ///   longer accepts work.
     @discardableResult
     public func startChunkedLoop(
         over range: Range<Int>,
@@ -72,10 +82,20 @@ extension Loop {
     }
 
     /// Starts a chunked loop that calls `body` with each element of `collection`, in order, on the
-    /// loop's thread. Same behaviour as `startChunkedLoop(count:budget:body:progress:completion:)`;
-    /// `stoppedAt` is an offset from the collection's start.
+    /// loop's thread. Same behaviour as
+    /// ``startChunkedLoop(count:budget:body:progress:completion:)``;
+    /// ``ChunkedLoopCompletion/stoppedAt`` is an offset from the collection's start.
     ///
     /// The element lookup is specialised for the caller's collection type and costs O(1) per item.
+    /// - Parameters:
+    ///   - collection: the elements to call `body` with; read on the loop's thread.
+    ///   - budget: what bounds one chunk; see ``ChunkBudget``.
+    ///   - body: called with each element, in order.
+    ///   - progress: called first with the initial state, then after each chunk.
+    ///   - completion: called once, last.
+    /// - Returns: the handle that cancels or awaits the chunked loop.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` for an empty budget; ``LoopError/shutDown`` (or
+    ///   ``LoopError/detached``) when the loop no longer accepts work.
     @inlinable
     @discardableResult
     public func startChunkedLoop<C: RandomAccessCollection & Sendable>(
@@ -93,10 +113,19 @@ extension Loop {
 
     /// Starts a chunked loop that calls `body` with each element of a collection that is not
     /// random-access (a `Set`, a `Dictionary`, a lazy view…), in order, on the loop's thread.
-    /// Same behaviour as `startChunkedLoop(count:budget:body:progress:completion:)`; `stoppedAt` is
-    /// an offset from the collection's start.
+    /// Same behaviour as ``startChunkedLoop(count:budget:body:progress:completion:)``;
+    /// ``ChunkedLoopCompletion/stoppedAt`` is an offset from the collection's start.
     ///
     /// A cursor kept on the loop's thread walks the collection, so each item costs one index step.
+    /// - Parameters:
+    ///   - collection: the elements to call `body` with; read on the loop's thread.
+    ///   - budget: what bounds one chunk; see ``ChunkBudget``.
+    ///   - body: called with each element, in order.
+    ///   - progress: called first with the initial state, then after each chunk.
+    ///   - completion: called once, last.
+    /// - Returns: the handle that cancels or awaits the chunked loop.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` for an empty budget; ``LoopError/shutDown`` (or
+    ///   ``LoopError/detached``) when the loop no longer accepts work.
     @inlinable
     @discardableResult
     public func startChunkedLoop<C: Collection & Sendable>(

@@ -1,43 +1,36 @@
-/// The process-wide loop: the one `@MainLoopActor` runs on, chosen once per process.
+/// The process-wide loop: the one ``MainLoopActor`` runs on, chosen once per process.
 ///
 /// Two ways to choose it:
-/// - **Its own thread (the default).** The first use of `MainLoop.shared` (or of
-///   `@MainLoopActor`) starts a loop on a new thread named `uvloop-main`, which runs until the
-///   process ends. Nothing to set up, and the program's main thread stays free (on Linux,
-///   `@MainActor` needs it to drain Dispatch's main queue).
-/// - **Any loop you choose, at startup.** Call `MainLoop.install(_:)` once, before anything uses
-///   the main loop. To make the main thread the loop's thread, as in a C daemon whose `main` runs
-///   the event loop:
-///   ```swift
-///   let loop = try Loop()          // created on the main thread: its loop thread
-///   try MainLoop.install(loop)
-///   Task { @MainLoopActor in
-///       // runs on the main thread, inside loop.run()
-///       loop.shutdown()
-///   }
-///   try loop.run()                 // returns after shutdown()
-///   ```
-///   A loop adopted from C code (`Loop.adopt(_:)`) or started with `Loop.startThread()` can be
-///   installed the same way.
+/// - **Its own thread (the default).** The first use of ``shared`` (or of `@MainLoopActor`)
+///   starts a loop on a new thread named `uvloop-main`, which runs until the process ends.
+///   Nothing to set up, and the program's main thread stays free (on Linux, `@MainActor` needs it
+///   to drain Dispatch's main queue).
+/// - **Any loop you choose, at startup.** Call ``install(_:)`` once, before anything uses the
+///   main loop. To make the main thread the loop's thread, as in a C daemon whose `main` runs the
+///   event loop, create the loop on the main thread (``Loop/init(clock:postBudget:)``), install
+///   it, then call ``Loop/run()`` there: `@MainLoopActor` code then runs on the main thread,
+///   inside `run()`. A loop adopted from C code (``Loop/adopt(_:postBudget:)``) or started with
+///   ``Loop/startThread(name:clock:postBudget:)`` can be installed the same way.
 ///
 /// The choice is final: installing after the main loop was chosen throws
-/// `LoopError.mainLoopAlreadyChosen`. A main loop that shuts down stays the main loop; what
-/// `@MainLoopActor` code then does is described under "After shutdown" in `Loop`'s executor
-/// documentation.
+/// ``LoopError/mainLoopAlreadyChosen``. A main loop that shuts down stays the main loop; what
+/// `@MainLoopActor` code then does is described under "Shutdown" in ``Loop``.
 public enum MainLoop {
     /// The process-wide loop; chooses it (starting its own thread) on first use unless one was
-    /// installed. Callable from any thread.
+    /// installed. Callable from any thread; every call returns the same loop.
     public static var shared: Loop { chosen }
 
     /// Makes `loop` the process-wide loop. Call it once, at startup, before anything uses
-    /// `MainLoop.shared` or `@MainLoopActor`. Callable from any thread.
-    /// - Throws: `LoopError.mainLoopAlreadyChosen` if a loop was installed already, or if the main
-    ///   loop was already chosen by first use.
+    /// ``shared`` or `@MainLoopActor`. Callable from any thread.
+    /// - Parameter loop: the loop to use; it keeps its own thread.
+    /// - Throws: ``LoopError/mainLoopAlreadyChosen`` if a loop was installed already, or if the
+    ///   main loop was already chosen by first use.
     public static func install(_ loop: Loop) throws(LoopError) {
         try slot.install(loop)
     }
 
-    /// Whether the process-wide loop has been chosen (installed, or used).
+    /// Whether the process-wide loop has been chosen (installed, or used). Callable from any
+    /// thread.
     public static var isChosen: Bool { slot.isChosen }
 
     static let slot = MainLoopSlot(threadName: "uvloop-main")

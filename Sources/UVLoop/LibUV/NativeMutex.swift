@@ -9,8 +9,8 @@ import CLibUV
 /// spins briefly before sleeping.
 ///
 /// The value lives behind a pointer rather than in a stored `var`: the mutex already makes access
-/// exclusive, and a class's stored property would add a run-time exclusivity check to every lock
-/// (about 60 instructions, measured with callgrind on the post path).
+/// exclusive, and a class's stored property would add a run-time exclusivity check to every lock,
+/// which the post path takes on every post from another thread.
 ///
 /// `@unchecked Sendable` is safe because the value is read and written only inside `withLock`,
 /// while the mutex is held; the mutex and the value live in heap memory that never moves and is

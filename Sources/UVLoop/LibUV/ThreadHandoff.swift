@@ -3,8 +3,8 @@ import CLibUV
 /// Hands one value from one thread to exactly one waiting thread, through a `uv_sem_t`.
 ///
 /// Cheaper than `ThreadEvent` for `invoke`'s single waiter: one futex wake and one futex wait
-/// per hand-off, where a mutex and condition variable cost up to four (measured with strace on
-/// uvloop-bench's invoke_roundtrip). No timeout, one waiter.
+/// per hand-off, where a mutex and condition variable need more system calls (the waker and the
+/// woken thread may both contend for the mutex). No timeout, one waiter.
 ///
 /// `@unchecked Sendable` is safe because `value` is written once, by `deliver`, before
 /// `uv_sem_post`, and read once, by `take`, after `uv_sem_wait` returns: the semaphore orders the

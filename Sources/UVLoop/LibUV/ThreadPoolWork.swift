@@ -104,15 +104,14 @@ package struct ThreadPoolWork: @unchecked Sendable {
 /// result space (see `ThreadPoolWork`). libuv needs the request until the after-work callback,
 /// which calls the job back and then recycles the slot. Slots are carved from chunks of
 /// `slotsPerChunk`, one `malloc` each, and recycled through a free list, so queuing a job costs no
-/// allocation in steady state and a burst costs one per chunk rather than one per job (callgrind:
-/// about 400 instructions per job less in a burst of 20,000). When the last job in flight finishes,
-/// chunks beyond `retainedChunks` are freed. While any job is in flight the queue keeps itself
-/// alive: a loop may be released (an adopted loop detached) before libuv delivers the last
-/// after-work callbacks.
+/// allocation in steady state and a burst costs one per chunk rather than one per job. When the
+/// last job in flight finishes, chunks beyond `retainedChunks` are freed. While any job is in
+/// flight the queue keeps itself alive: a loop may be released (an adopted loop detached) before
+/// libuv delivers the last after-work callbacks.
 ///
 /// The mutable state lives behind a pointer: as stored properties of this class, the free list and
-/// the counter would pay a run-time exclusivity check on every submit and finish (callgrind: about
-/// 250 instructions per job). No method calls out while it holds an access to that state.
+/// the counter would pay a run-time exclusivity check on every submit and finish. No method calls
+/// out while it holds an access to that state.
 final class ThreadPoolQueue {
     static let slotsPerChunk = 64
     /// How many chunks to keep once a burst is over (1,024 slots).

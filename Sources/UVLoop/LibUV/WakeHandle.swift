@@ -5,8 +5,8 @@ import CLibUV
 /// Not a `uv_async_t`: in libuv 1.44 `uv_async_send` marks the handle busy, writes to the loop's
 /// eventfd, then marks it done, and the woken loop spins (997 `pause`s, then `sched_yield`) while
 /// it finds the handle busy. A loop thread that wakes before its waker has returned from the
-/// write (always, when the kernel runs the woken thread at once on the waker's CPU) spins there:
-/// perf put 13% of a one-CPU actor-hop run in that loop. Posting already sends at most one wake-up
+/// write (always, when the kernel runs the woken thread at once on the waker's CPU) spins there,
+/// burning the CPU the waker needs to finish. Posting already sends at most one wake-up
 /// per sleep (`PostQueue.wakePending`, `InboxRing`), so the handle needs no coalescing of its own:
 /// a send is one `write`, a wake-up one `read`.
 ///

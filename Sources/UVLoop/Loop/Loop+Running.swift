@@ -1,11 +1,13 @@
 extension Loop {
-    /// Runs the loop on its thread until `stop()` or `shutdown()`.
+    /// Runs the loop on its thread until ``stop()`` or ``shutdown()``.
     ///
     /// Running out of work does not end `run()`: other threads may post at any time, and the loop
-    /// sleeps in the kernel until they do. After `shutdown()` the loop is closed when `run()`
+    /// sleeps in the kernel until they do. After ``shutdown()`` the loop is closed when `run()`
     /// returns.
-    /// - Throws: `LoopError.notOnLoopThread` from another thread, `.alreadyRunning` when called
-    ///   re-entrantly from a callback, `.adoptedLoop` on an adopted loop, `.shutDown` once closed.
+    /// - Throws: ``LoopError/notOnLoopThread(operation:)`` from another thread,
+    ///   ``LoopError/alreadyRunning`` when called re-entrantly from a callback,
+    ///   ``LoopError/adoptedLoop(operation:)`` on an adopted loop, ``LoopError/shutDown`` once
+    ///   closed.
     public func run() throws(LoopError) {
         let state = try enterRun("run()")
         defer { state.isRunning = false }
@@ -15,10 +17,13 @@ extension Loop {
 
     /// Runs one loop iteration without blocking for I/O or time, on the loop's thread.
     ///
+    /// For a loop that a test or an embedding program steps instead of running it: timers due
+    /// by now fire, posted work runs, and next-iteration work runs after a poll for I/O that does
+    /// not block.
     /// - Returns: whether work is ready to run right away (posted work, due timers,
     ///   next-iteration work or a pending chunked loop), that is, whether another step would do
     ///   something.
-    /// - Throws: like `run()`.
+    /// - Throws: like ``run()``.
     @discardableResult
     public func runOnce() throws(LoopError) -> Bool {
         let state = try enterRun("runOnce()")
@@ -33,7 +38,9 @@ extension Loop {
     /// not yet due.
     ///
     /// Work that re-posts itself forever keeps this from returning; `maxIterations` bounds it.
+    /// - Parameter maxIterations: the most iterations to run.
     /// - Returns: the number of iterations run.
+    /// - Throws: like ``run()``.
     @discardableResult
     public func runUntilIdle(maxIterations: Int = .max) throws(LoopError) -> Int {
         var iterations = 0
@@ -60,8 +67,10 @@ extension Loop {
         precondition(status == 0, "UVLoop: uv_loop_close failed after shutdown: \(LoopError.libuv(status, "uv_loop_close"))")
     }
 
-    /// Makes `run()` return after the current turn; the loop stays open and keeps its work.
+    /// Makes ``run()`` return after the current turn; the loop stays open and keeps its work.
     /// Callable from any thread.
+    ///
+    /// Calling ``run()`` again continues with the work the loop kept.
     public func stop() {
         let onLoopThread = isOnLoopThread
         let mustWake = queue.state.withLock { [queue] state -> Bool in

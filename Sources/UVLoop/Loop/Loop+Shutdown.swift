@@ -1,12 +1,15 @@
 extension Loop {
     /// Shuts the loop down gracefully. Callable from any thread; idempotent.
     ///
-    /// From now on posting throws `LoopError.shutDown`. The loop's thread then finishes a timer
+    /// From now on posting throws ``LoopError/shutDown``. The loop's thread then finishes a timer
     /// burst that `postBudget` had split across turns, runs everything posted before this call,
-    /// cancels pending timers, closes every handle and closes the `uv_loop_t`: inside `run()`
+    /// cancels pending timers, closes every handle and closes the `uv_loop_t`: inside ``run()``
     /// (which then returns), or right here when called on the loop's thread outside a turn, or
-    /// at the next `runOnce()` of a stepped loop.
-    /// An adopted loop cannot be shut down: `detach()` it.
+    /// at the next ``runOnce()`` of a stepped loop. See "Shutdown" in ``Loop`` for what happens to
+    /// Swift concurrency jobs.
+    ///
+    /// An adopted loop cannot be shut down (calling this on one stops the program): ``detach()``
+    /// it.
     public func shutdown() {
         precondition(native.isOwned, "UVLoop: shutdown() on an adopted loop; call detach() on the owner's thread instead")
         let onLoopThread = isOnLoopThread
@@ -39,7 +42,7 @@ extension Loop {
     /// (`uv_run(loop, UV_RUN_NOWAIT)`) before `uv_loop_close`. Thread-pool work still in flight
     /// (operations' workers) is not waited for: each finish runs on a later turn of the owner's
     /// loop, and `uv_loop_close` returns `UV_EBUSY` until the last has run. From this call on,
-    /// posting throws `LoopError.detached`.
+    /// posting throws ``LoopError/detached``.
     ///
     /// Called from inside one of UVLoop's callbacks on this loop (a posted closure, a timer,
     /// next-iteration work, a chunked loop's body or callbacks, an actor job), the detach
@@ -48,8 +51,9 @@ extension Loop {
     /// even past `postBudget`, and of a chunk). Releasing the last reference to an attached
     /// `Loop` on the owner's thread detaches it the same way; releasing it on another thread
     /// stops the program.
-    /// - Throws: `LoopError.notOnLoopThread` from another thread, `.detached` when already detached,
-    ///   `.invalidArgument` for an owned loop (use `shutdown()`).
+    /// - Throws: ``LoopError/notOnLoopThread(operation:)`` from another thread,
+    ///   ``LoopError/detached`` when already detached, ``LoopError/invalidArgument(_:)`` for an
+    ///   owned loop (use ``shutdown()``).
     public func detach() throws(LoopError) {
         guard !native.isOwned else {
             throw .invalidArgument("detach() is for adopted loops; call shutdown() on a loop UVLoop owns")

@@ -2,16 +2,17 @@ import CLibUV
 
 /// An event loop: one libuv `uv_loop_t` and the one thread that runs it (the loop's thread).
 ///
-/// A `Loop` either owns its `uv_loop_t` (created by `init(clock:postBudget:)` or
-/// `startThread(name:clock:)`, run with `run()` or stepped with `runOnce()` / `runUntilIdle()`),
-/// or adopts one that C code owns and runs (`adopt(_:)`), in which case UVLoop only adds its
-/// handles to it and never calls `uv_run`.
+/// A `Loop` either owns its `uv_loop_t` (created by ``init(clock:postBudget:)`` or
+/// ``startThread(name:clock:postBudget:)``, run with ``run()`` or stepped with ``runOnce()`` and
+/// ``runUntilIdle(maxIterations:)``), or adopts one that C code owns and runs
+/// (``adopt(_:postBudget:)``), in which case UVLoop only adds its handles to it and never calls
+/// `uv_run`.
 ///
 /// ## Threads
 /// The loop's thread is fixed when the loop is created: the creating thread, the thread started
-/// by `startThread`, or the thread that adopts a C loop. `post`, `invoke`, `postNextIteration`,
-/// `schedule`, `shutdown` and `stop` may be called from any thread; running and stepping happen on
-/// the loop's thread.
+/// by ``startThread(name:clock:postBudget:)``, or the thread that adopts a C loop. ``post(_:)``,
+/// ``invoke(_:)-63lio``, ``postNextIteration(_:)``, ``schedule(after:_:)``, ``shutdown()`` and
+/// ``stop()`` may be called from any thread; running and stepping happen on the loop's thread.
 ///
 /// ## Ordering
 /// - Work posted by one thread runs in the order it was posted (FIFO per producer). Posts from
@@ -23,16 +24,51 @@ import CLibUV
 ///   snapshot taken when the phase begins: work queued while the snapshot runs waits for the next
 ///   turn. Next-iteration work sent from another thread is ordered with that thread's posts: it
 ///   joins the next-iteration queue when the loop drains it.
-/// - Timers fire in (deadline, schedule order); see `schedule(after:_:)`. One turn fires at most
+/// - Timers fire in (deadline, schedule order); see ``schedule(after:_:)``. One turn fires at most
 ///   `postBudget` due timers; the rest of a larger burst fires in the next turns, still in order,
 ///   after a poll for I/O that does not block.
+/// - Swift concurrency jobs (the steps of actors that run on the loop, and of tasks that prefer
+///   it) go through the same first-in, first-out queue as posts, with the same budget per drain:
+///   a job enqueued after a post from the same thread runs after that post, and before a later
+///   one. A job enqueued on the loop's own thread (for example by an actor method that starts a
+///   `Task`) is queued like a post and never runs inline. Job priorities do not reorder the queue.
+///
+/// ## Swift concurrency
+/// A `Loop` is a `SerialExecutor` that actors can run on (see ``unownedExecutor``) and a
+/// `TaskExecutor` that tasks can prefer (`Task(executorPreference: loop) { ... }`). Steps of
+/// actors run isolated to the loop; steps of tasks that merely prefer it run as nonisolated code,
+/// on the loop's thread. One actor on the loop calling another actor on the same loop continues
+/// on the loop's thread without another trip through the queue, like calls between actors that
+/// share an executor.
+///
+/// ``isIsolatingCurrentContext()`` and ``checkIsolated()`` accept exactly the code that cannot
+/// run at the same time as the loop's jobs: code on the loop's thread until the loop closes
+/// (posted work, timer callbacks, code between the steps of a stepped loop), and, after it
+/// closed, the thread running its late jobs (see "Shutdown"). So `assumeIsolated` works for an
+/// actor on the loop (or ``MainLoopActor``) inside ``post(_:)``, `invoke` and timer callbacks,
+/// and traps anywhere else.
 ///
 /// ## Shutdown
-/// `shutdown()` refuses new work (posting throws `LoopError.shutDown`), runs everything posted
-/// before it began, cancels pending timers (sleepers throw `LoopError.shutDown`), closes every
-/// handle and closes the `uv_loop_t`. Nothing posted is dropped silently: it runs, or the call that
-/// posted it throws. Swift concurrency jobs, which cannot be refused, are described in the
-/// executor documentation (LoopExecutor.swift): none is dropped either.
+/// ``shutdown()`` refuses new work (posting throws ``LoopError/shutDown``), runs everything
+/// posted before it began, cancels pending timers (sleepers throw ``LoopError/shutDown``), closes
+/// every handle and closes the `uv_loop_t`. Nothing posted is dropped silently: it runs, or the
+/// call that posted it throws.
+///
+/// Swift concurrency jobs cannot be refused (an executor's `enqueue` cannot throw, and a job that
+/// never runs is a task suspended forever), so the loop never drops one:
+/// - while shutting down, jobs are still queued, and the shutdown drain runs them on the loop's
+///   thread; the loop closes only once a drain leaves none behind. Jobs that shutdown itself
+///   causes on the loop's thread (work it drains starting tasks, tick sequences ending) run there;
+/// - once the loop has closed (or been detached) there is no loop thread to run them, so a job
+///   runs on the thread that enqueued it, still one at a time and in order: while one thread runs
+///   such jobs, the others queue theirs for it. That covers actors used after shutdown, and a
+///   task that shutdown resumed (a sleep failing with ``LoopError/shutDown``) whose way back to
+///   its actor passes through the global pool and arrives after the close. Such code is not on
+///   the loop's thread; what needs the loop (``post(_:)``, ``schedule(after:_:)``,
+///   ``sleep(for:isolation:)``) throws ``LoopError/shutDown``.
+///
+/// SwiftNIO, by contrast, prints an error and drops a job enqueued on a shut-down event loop (or
+/// traps, in its strict mode), which leaves the task suspended forever.
 ///
 /// Releasing the last reference shuts a loop down too (an adopted one: detaches it). What is
 /// still queued then runs on the releasing thread, so a loop with queued work must be released
@@ -50,16 +86,22 @@ public final class Loop: Sendable {
     /// `ThreadNumbers.shared`, held so that `isOnLoopThread` skips the lazy global's
     /// initialization check (it runs on every timer schedule and cancel).
     private let threadNumbers = ThreadNumbers.shared
-    /// The loop as its actors' executor, and where executor jobs enter the queue (LoopExecutor.swift).
+    /// The loop as its actors' executor, and where executor jobs enter the queue.
     let serialExecutor: LoopSerialExecutor
 
     /// Creates a loop owned by this process, whose thread is the calling thread.
     ///
+    /// The loop does not run until its thread calls ``run()`` (or steps it with ``runOnce()``);
+    /// work posted before then waits. To run a loop on a thread of its own, use
+    /// ``startThread(name:clock:postBudget:)``.
+    ///
     /// - Parameters:
     ///   - clock: where the loop's time comes from: the system's monotonic clock (the default), or
-    ///     a manual clock that only tests move (see `UVLoopTesting`).
+    ///     a manual clock that only tests move (see the `UVLoopTesting` module).
     ///   - postBudget: the most posted jobs one drain runs, and the most due timers one turn fires,
     ///     before the loop polls for I/O again.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` for a `postBudget` below 1;
+    ///   ``LoopError/libuv(function:code:)`` when libuv cannot create the loop or its handles.
     public convenience init(clock: LoopClockSource = .system, postBudget: Int = 4096) throws(LoopError) {
         guard postBudget > 0 else {
             throw LoopError.invalidArgument("postBudget must be at least 1 (got \(postBudget))")
@@ -95,10 +137,13 @@ public final class Loop: Sendable {
     /// UVLoop adds its handles to the loop (the one that wakes it for posted work is unreferenced,
     /// so it does not keep the owner's `uv_run` alive) and never calls `uv_run` itself: the owner's
     /// turns run posted work, timers and next-iteration work. Before the owner closes the loop, call
-    /// `detach()` and let the loop turn once, so that `uv_loop_close` returns 0.
+    /// ``detach()`` and let the loop turn once, so that `uv_loop_close` returns 0.
     /// - Parameters:
     ///   - loop: the owner's loop, initialized and not yet closed.
-    ///   - postBudget: see `init(clock:postBudget:)`.
+    ///   - postBudget: see ``init(clock:postBudget:)``.
+    /// - Returns: the loop, attached to the owner's `uv_loop_t`; its thread is the calling thread.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` for a `postBudget` below 1;
+    ///   ``LoopError/libuv(function:code:)`` when libuv cannot create UVLoop's handles.
     public static func adopt(
         _ loop: UnsafeMutablePointer<uv_loop_t>, postBudget: Int = 4096
     ) throws(LoopError) -> Loop {
@@ -140,11 +185,16 @@ public final class Loop: Sendable {
 
     // MARK: identity
 
-    /// Whether the caller is on the loop's thread.
+    /// Whether the caller is on the loop's thread. Callable from any thread.
     @inline(__always)
     public var isOnLoopThread: Bool { threadNumbers.current == thread.raw }
 
     /// Stops the program with a message naming the misuse unless called on the loop's thread.
+    ///
+    /// - Parameters:
+    ///   - operation: what the caller was doing, for the message.
+    ///   - file: the file reported with the message.
+    ///   - line: the line reported with the message.
     public func preconditionOnLoopThread(
         _ operation: @autoclosure () -> String = "this code", file: StaticString = #fileID, line: UInt = #line
     ) {
@@ -155,6 +205,9 @@ public final class Loop: Sendable {
     }
 
     /// The loop's current time: the manual clock's value, or the system's monotonic clock.
+    ///
+    /// The system clock may be read from any thread; a manual clock only on the loop's thread
+    /// (elsewhere this stops the program with a message naming the misuse).
     public var now: LoopInstant {
         if clockSource == .manual {
             preconditionOnLoopThread("reading a manual clock")
@@ -166,6 +219,7 @@ public final class Loop: Sendable {
     /// Which clock this loop uses.
     public let clockSource: LoopClockSource
 
-    /// Whether the loop still accepts work.
+    /// Whether the loop still accepts work: false once ``shutdown()`` or ``detach()`` has begun.
+    /// Callable from any thread; another thread may shut the loop down right after it reads true.
     public var isAcceptingWork: Bool { queue.isOpen }
 }

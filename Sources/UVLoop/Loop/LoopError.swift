@@ -1,29 +1,40 @@
 import CLibUV
 
-/// The ways a `Loop` refuses a request. Each says what happened and what to do instead.
+/// The ways a ``Loop`` refuses a request. Each says what happened and what to do instead.
+///
+/// Every error a UVLoop call throws is a `LoopError`, most of them through typed throws
+/// (`throws(LoopError)`), so a `catch` can switch over the cases exhaustively.
 public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The loop has begun shutting down (or has shut down); it accepts no new work.
+    ///
+    /// The work whose call threw was not queued and will not run.
     case shutDown
-    /// The loop was adopted from C code and has been detached; it accepts no new work.
+    /// The loop was adopted from C code and has been detached (``Loop/detach()``); it accepts no
+    /// new work.
     case detached
-    /// `run()` was called while the loop is already running (re-entrantly, from inside a callback).
+    /// ``Loop/run()`` was called while the loop is already running (re-entrantly, from inside a
+    /// callback).
     case alreadyRunning
-    /// An operation that must happen on the loop's thread was called from another thread.
+    /// An operation that must happen on the loop's thread was called from another thread;
+    /// `operation` names it.
     case notOnLoopThread(operation: String)
-    /// `run()` or a stepping call was made on a loop that C code owns and runs.
+    /// ``Loop/run()`` or a stepping call (`operation`) was made on a loop that C code owns and
+    /// runs.
     case adoptedLoop(operation: String)
-    /// Waiting here would block the loop's thread on work that needs the loop's thread.
+    /// Waiting here would block the loop's thread on work that needs the loop's thread;
+    /// `operation` names the wait.
     case wouldDeadlock(operation: String)
-    /// An `Inbox` is full and the sender is the loop's own thread, which would have to wait for
-    /// itself to drain it.
+    /// An ``Inbox`` of `capacity` values is full and the sender is the loop's own thread, which
+    /// would have to wait for itself to drain it.
     case inboxFull(capacity: Int)
     /// A wait with a timeout ran out before the work completed.
     case timedOut
     /// An argument was out of range; the message names it.
     case invalidArgument(String)
-    /// libuv returned an error code.
+    /// libuv's `function` returned the error `code` (a negative `errno`-style value such as
+    /// `UV_EMFILE`).
     case libuv(function: String, code: Int32)
-    /// `MainLoop.install(_:)` was called after the process-wide loop was chosen.
+    /// ``MainLoop/install(_:)`` was called after the process-wide loop was chosen.
     case mainLoopAlreadyChosen
 
     static func libuv(_ code: Int32, _ function: String) -> LoopError {

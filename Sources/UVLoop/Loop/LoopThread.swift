@@ -1,5 +1,8 @@
 
-/// A loop running on a thread of its own, started by `Loop.startThread(name:clock:postBudget:)`.
+/// A loop running on a thread of its own, started by ``Loop/startThread(name:clock:postBudget:)``.
+///
+/// Keep the `LoopThread` for as long as the loop should run: releasing it shuts the loop down
+/// and waits for its thread, like ``shutdown()``.
 public final class LoopThread: Sendable {
     /// The loop this thread runs.
     public let loop: Loop
@@ -11,10 +14,10 @@ public final class LoopThread: Sendable {
         self.thread = thread
     }
 
-    /// Shuts the loop down gracefully (see `Loop.shutdown()`) and waits for its thread to end.
-    /// Idempotent.
-    /// - Throws: `LoopError.wouldDeadlock` when called on the loop's own thread (it cannot join
-    ///   itself): call `loop.shutdown()` there instead.
+    /// Shuts the loop down gracefully (see ``Loop/shutdown()``) and waits for its thread to end.
+    /// Idempotent; callable from any thread but the loop's.
+    /// - Throws: ``LoopError/wouldDeadlock(operation:)`` when called on the loop's own thread (it
+    ///   cannot join itself): call ``Loop/shutdown()`` there instead.
     public func shutdown() throws(LoopError) {
         guard !loop.isOnLoopThread else { throw .wouldDeadlock(operation: "LoopThread.shutdown()") }
         loop.shutdown()
@@ -34,13 +37,16 @@ public final class LoopThread: Sendable {
 }
 
 extension Loop {
-    /// Creates a loop on a new thread and runs it there until `LoopThread.shutdown()`.
+    /// Creates a loop on a new thread and runs it there until ``LoopThread/shutdown()``.
     ///
-    /// Returns once the loop exists and accepts work.
+    /// Returns once the loop exists and accepts work. Callable from any thread.
     /// - Parameters:
     ///   - name: the thread's name, as shown by debuggers and `top -H` (at most 15 bytes are kept).
     ///   - clock: the loop's clock.
-    ///   - postBudget: see `Loop.init(clock:postBudget:)`.
+    ///   - postBudget: see ``Loop/init(clock:postBudget:)``.
+    /// - Returns: the running thread; its ``LoopThread/loop`` accepts work at once.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` for a `postBudget` below 1;
+    ///   ``LoopError/libuv(function:code:)`` when the thread or the loop cannot be created.
     public static func startThread(
         name: String = "uvloop", clock: LoopClockSource = .system, postBudget: Int = 4096
     ) throws(LoopError) -> LoopThread {

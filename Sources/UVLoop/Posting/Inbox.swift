@@ -1,24 +1,26 @@
 import Glibc
 import Synchronization
 
-/// A zero-allocation posting path: values of one `Sendable` type, sent from any thread, delivered
-/// in order to one receiver on the loop's thread.
+/// A posting path without allocation: values of one `Sendable` type, sent from any thread,
+/// delivered in order to one receiver on the loop's thread. Create one with
+/// ``Loop/makeInbox(of:capacity:receiver:)``.
 ///
-/// Each value is stored inline in a fixed ring that both sides reuse, so `send` never allocates
-/// and takes no lock (a closure post allocates the closure's context). The inbox has its own
-/// wake-up handle (an eventfd, one file descriptor per open inbox); a burst of sends wakes the
-/// loop once. Values sent by one thread are received in sending order; the order relative to
-/// `Loop.post` and to other inboxes is not specified.
+/// Each value is stored inline in a fixed ring that both sides reuse, so ``send(_:)`` never
+/// allocates and takes no lock (a closure post allocates the closure's context). The inbox has
+/// its own wake-up handle (an eventfd, one file descriptor per open inbox); a burst of sends
+/// wakes the loop once. Values sent by one thread are received in sending order; the order
+/// relative to ``Loop/post(_:)`` and to other inboxes is not specified.
 /// Each wake-up delivers at most the loop's `postBudget` values before the loop polls again.
 ///
-/// The ring holds `capacity` values. When it is full, a send from another thread waits (yielding
-/// its CPU) until the loop has taken some; a send from the loop's own thread cannot wait for
-/// itself, so it throws `LoopError.inboxFull` instead.
+/// The ring holds ``capacity`` values. When it is full, a send from another thread waits
+/// (yielding its CPU) until the loop has taken some; a send from the loop's own thread cannot
+/// wait for itself, so it throws ``LoopError/inboxFull(capacity:)`` instead.
 ///
 /// ```swift
-/// let counter = LoopBound(0, loop: loop)
-/// let inbox = try loop.makeInbox(of: Int.self) { value in counter.value += value }
-/// try inbox.send(42)          // any thread, no allocation, no lock
+/// let total = LoopBound(0, loop: loop)
+/// let inbox = try loop.makeInbox(of: Int.self) { value in total.value += value }
+/// try inbox.send(40)          // any thread: no allocation, no lock
+/// try inbox.send(2)           // received after 40, on the loop's thread
 /// ```
 public final class Inbox<Message: Sendable>: Sendable {
     /// The loop whose thread receives the messages.
@@ -26,7 +28,7 @@ public final class Inbox<Message: Sendable>: Sendable {
     @usableFromInline let ring: InboxRing<Message>
     @usableFromInline let wake: WakeHandle
 
-    /// How many sent values the inbox holds before `send` must wait for the loop.
+    /// How many sent values the inbox holds before ``send(_:)`` must wait for the loop.
     public var capacity: Int { ring.capacity }
 
     @usableFromInline
@@ -39,8 +41,10 @@ public final class Inbox<Message: Sendable>: Sendable {
     /// Sends `message` to the receiver. Callable from any thread; never runs the receiver inline.
     ///
     /// When the inbox is full, a send from another thread waits until the loop has made room.
-    /// - Throws: `LoopError.shutDown` once the inbox or its loop is closed (the message was not
-    ///   sent); `LoopError.inboxFull` when the inbox is full and the caller is the loop's thread.
+    /// - Parameter message: the value the receiver gets, after the values this thread sent before.
+    /// - Throws: ``LoopError/shutDown`` once the inbox or its loop is closed (the message was not
+    ///   sent); ``LoopError/inboxFull(capacity:)`` when the inbox is full and the caller is the
+    ///   loop's thread.
     @inlinable
     public func send(_ message: Message) throws(LoopError) {
         while true {
@@ -65,7 +69,8 @@ public final class Inbox<Message: Sendable>: Sendable {
     }
 
     /// Closes the inbox: later sends throw; messages already sent are still delivered.
-    /// Callable from any thread; idempotent. The loop's shutdown closes every inbox too.
+    /// Callable from any thread; idempotent. The loop's shutdown closes every inbox too, and so
+    /// does releasing the last reference to the inbox.
     public func close() {
         guard !ring.isClosed.pointee.exchange(true, ordering: .sequentiallyConsistent) else { return }
         // The consumer finishes (final drain, handle close) in its next callback: wake it unless a

@@ -5,10 +5,16 @@ extension Loop {
     /// Creates an inbox whose messages `receiver` handles on the loop's thread.
     ///
     /// Callable from any thread (from another thread it waits for the loop to create the handle).
-    /// `capacity` is how many sent values the inbox holds before senders wait: a power of two;
-    /// the ring takes `capacity` times the size of an optional message plus 8 bytes.
-    /// - Throws: `LoopError.shutDown` once the loop has begun shutting down;
-    ///   `LoopError.invalidArgument` for a capacity that is not a power of two from 2 to 2^30.
+    /// See ``Inbox`` for the ordering and waiting rules.
+    /// - Parameters:
+    ///   - type: the type of the messages.
+    ///   - capacity: how many sent values the inbox holds before senders wait: a power of two;
+    ///     the ring takes `capacity` times the size of an optional message plus 8 bytes.
+    ///   - receiver: called on the loop's thread with each message, in sending order per thread.
+    /// - Returns: the inbox, open until ``Inbox/close()`` or the loop's shutdown.
+    /// - Throws: ``LoopError/shutDown`` once the loop has begun shutting down;
+    ///   ``LoopError/invalidArgument(_:)`` for a capacity that is not a power of two from 2 to
+    ///   2^30.
     @inlinable
     public func makeInbox<Message: Sendable>(
         of type: Message.Type = Message.self, capacity: Int = 16_384,
@@ -18,7 +24,7 @@ extension Loop {
         let ring = InboxRing<Message>(capacity: capacity)
         let consumer = InboxConsumer(ring: ring, budget: postBudget, receiver: receiver)
         // Closures made here, in the caller's module, so that the consumer's loop is specialised
-        // for the message type (unspecialised, each message cost several generic metadata lookups).
+        // for the message type (unspecialised, each message would cost generic metadata lookups).
         let wake = try attachInbox(
             deliver: { wake in consumer.deliver(wake: wake) },
             finish: { wake in consumer.finish(wake: wake) },

@@ -1,22 +1,25 @@
 extension Loop {
     /// Runs `work` soon on the loop's thread; never inline, even when called on the loop's thread.
     ///
-    /// Callable from any thread. Work posted by one thread runs in posting order. A post wakes
-    /// the loop only when it may be asleep: posts that arrive while it is awake cost no wake-up.
-    /// Throws `LoopError.shutDown` (or `.detached`) once the loop has begun shutting down: the
-    /// work was not queued and will not run.
+    /// Callable from any thread. Work posted by one thread runs in posting order (see "Ordering"
+    /// in ``Loop``). A post wakes the loop only when it may be asleep: posts that arrive while it
+    /// is awake need no wake-up.
+    /// - Parameter work: the closure to run; released on the loop's thread after it has run.
+    /// - Throws: ``LoopError/shutDown`` (or ``LoopError/detached``) once the loop has begun
+    ///   shutting down: the work was not queued and will not run.
     @inline(__always)
     public func post(_ work: consuming @escaping @Sendable () -> Void) throws(LoopError) {
         try enqueue(.run(consume work))
     }
 
     /// How long the loop keeps polling without blocking, after a drain that ran work, before it
-    /// sleeps in the kernel. Zero (the default) never spins. Set it with `setBusyPoll(_:)`.
+    /// sleeps in the kernel. Zero (the default) never spins. Set it with ``setBusyPoll(_:)``.
+    /// Callable from any thread.
     public var busyPoll: Duration {
         .nanoseconds(Int64(clamping: queue.busyPollNanoseconds.load(ordering: .relaxed)))
     }
 
-    /// Sets `busyPoll`: after a drain that ran work, the loop keeps polling without blocking for
+    /// Sets ``busyPoll``: after a drain that ran work, the loop keeps polling without blocking for
     /// up to `window` before it sleeps in the kernel.
     ///
     /// Ping-pong traffic, such as a task on another executor awaiting a loop actor and coming
@@ -24,7 +27,8 @@ extension Loop {
     /// cost of CPU while the loop polls (each poll is one non-blocking `epoll_wait`). An idle loop
     /// still sleeps: polling only follows work. Ignored on a loop with a manual clock. Callable
     /// from any thread; the loop's thread uses the new value from its next drain on.
-    /// - Throws: `LoopError.invalidArgument` for a negative window.
+    /// - Parameter window: how long to keep polling; `.zero` turns busy polling off.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` for a negative window.
     public func setBusyPoll(_ window: Duration) throws(LoopError) {
         guard window >= .zero else {
             throw LoopError.invalidArgument("busy-poll window must not be negative (got \(window)); use .zero to turn it off")
@@ -34,10 +38,12 @@ extension Loop {
 
     /// Queues `work` to run on the next loop iteration, after the loop has polled for I/O.
     ///
-    /// From the loop's thread, work queued while the current next-iteration snapshot runs waits
-    /// for the following turn; from another thread it goes through the post queue (keeping that
-    /// thread's order) and joins the next-iteration queue when the loop drains it. While this queue
-    /// is not empty the loop does not block in poll. Throws like `post`.
+    /// Callable from any thread. From the loop's thread, work queued while the current
+    /// next-iteration snapshot runs waits for the following turn; from another thread it travels
+    /// with that thread's posts (keeping their order) and joins the next-iteration queue when the
+    /// loop drains them. While next-iteration work waits, the loop does not block in poll.
+    /// - Parameter work: the closure to run; released on the loop's thread after it has run.
+    /// - Throws: like ``post(_:)``.
     public func postNextIteration(_ work: consuming @escaping @Sendable () -> Void) throws(LoopError) {
         if isOnLoopThread {
             guard queue.isOpen else { throw queue.refusal }
@@ -67,7 +73,11 @@ extension Loop {
     ///
     /// On the loop's thread it runs inline, at once, so it never deadlocks. From another thread it
     /// is posted (ordered with that thread's other posts) and the calling thread blocks until it has
-    /// run. Throws `LoopError.shutDown` if the loop no longer accepts work.
+    /// run.
+    /// - Parameter work: the closure to run on the loop's thread.
+    /// - Returns: what `work` returned.
+    /// - Throws: what `work` threw; ``LoopError/shutDown`` (or ``LoopError/detached``) if the
+    ///   loop no longer accepts work, in which case `work` did not run.
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
         if isOnLoopThread { return try work() }
         let handoff = ThreadHandoff<Result<T, any Error>>()
@@ -78,7 +88,10 @@ extension Loop {
     /// Runs `work`, which cannot throw, on the loop's thread and returns its value; the only error
     /// is the loop's own.
     ///
-    /// Inline on the loop's thread, otherwise posted and waited for, like the throwing `invoke`.
+    /// Inline on the loop's thread, otherwise posted and waited for, like the throwing
+    /// ``invoke(_:)-63lio``.
+    /// - Parameter work: the closure to run on the loop's thread.
+    /// - Returns: what `work` returned.
     /// - Throws: ``LoopError/shutDown`` (or ``LoopError/detached``) if the loop no longer accepts
     ///   work; `work` did not run.
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () -> T) throws(LoopError) -> T {
@@ -92,7 +105,11 @@ extension Loop {
     ///
     /// Inline when already on the loop's thread. It starts on the caller's executor
     /// (`nonisolated(nonsending)`), so from an actor on this loop it runs inline too, with no hop.
-    /// Throws `LoopError.shutDown` if the loop no longer accepts work.
+    /// From elsewhere `work` is posted, ordered with the posts of the calling thread.
+    /// - Parameter work: the closure to run on the loop's thread.
+    /// - Returns: what `work` returned.
+    /// - Throws: what `work` threw; ``LoopError/shutDown`` (or ``LoopError/detached``) if the
+    ///   loop no longer accepts work, in which case `work` did not run.
     public nonisolated(nonsending) func invoke<T: Sendable>(
         _ work: @escaping @Sendable () throws -> T
     ) async throws -> T {

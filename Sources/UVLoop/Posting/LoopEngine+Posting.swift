@@ -50,8 +50,8 @@ extension LoopEngine {
         var remaining = initialBudget
         var tookSnapshot = false
         // Work on local copies: stored properties of this class touched across the call into a
-        // job would each cost a run-time exclusivity check per job (about 60 instructions), and a
-        // job may drain re-entrantly (a shutdown from inside a posted closure).
+        // job would each cost a run-time exclusivity check per job, and a job may drain
+        // re-entrantly (a shutdown from inside a posted closure).
         var jobs: [Job] = []
         swap(&jobs, &batch)
         var index = batchIndex

@@ -6,7 +6,7 @@
 ///
 /// A struct held behind a pointer by `LoopEngine`: as stored properties of a class, the indices
 /// would pay a run-time exclusivity check on every append and take. Its memory stays at the
-/// largest burst it has held, like the arrays it replaces.
+/// largest burst it has held, as an `Array`'s would.
 struct JobRing: ~Copyable {
     private var storage: UnsafeMutablePointer<Job>
     private var mask: Int

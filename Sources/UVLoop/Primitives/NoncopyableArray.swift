@@ -1,9 +1,9 @@
 /// A growable array with exactly one owner, so it needs no copy-on-write: reading and writing
 /// elements costs a bounds check and nothing else.
 ///
-/// The timer queue's arrays are never shared, yet as `Array`s every mutation asked the runtime
-/// whether the buffer was uniquely referenced: about ten calls per timer schedule+cancel, 6% of
-/// its instructions (callgrind). Capacity grows in powers of two, so a large queue leaves at most
+/// The timer queue's arrays are never shared, yet as `Array`s every mutation would ask the runtime
+/// whether the buffer is uniquely referenced, several times per timer scheduled and cancelled.
+/// Capacity grows in powers of two, so a large queue leaves at most
 /// half its last block unused, and shrinks only when emptied with `removeAll(keepingCapacity:)`.
 /// An empty array allocates nothing (the timer wheel has 512 of them).
 struct NoncopyableArray<Element: ~Copyable>: ~Copyable {

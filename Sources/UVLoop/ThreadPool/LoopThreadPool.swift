@@ -8,8 +8,7 @@ extension Loop {
     /// queued at once: a callback that starts many jobs then hands them to the pool in one tight
     /// run at the next drain, rather than one by one between its own work, when the pool threads
     /// keep emptying libuv's queue, going to sleep, and being woken again by the next job (a futex
-    /// wake and a context switch per job). In uvloop-bench's operations workload (100k jobs queued
-    /// from one callback) that cut context switches by more than half and wall time by about 30%.
+    /// wake and a context switch per job).
     ///
     /// Shutdown waits for queued jobs: closing the loop runs it until every after-work callback has
     /// been delivered. On an adopted loop, jobs still in flight at `detach()` finish on the owner's

@@ -1,12 +1,14 @@
 /// A point on a loop's clock, in nanoseconds from the clock's origin.
 ///
 /// For the system clock the origin is libuv's monotonic clock origin (`uv_hrtime`); for a manual
-/// clock it is zero when the loop is created. Arithmetic saturates instead of trapping.
+/// clock it is zero when the loop is created. Instants of different loops compare meaningfully
+/// only when both use the system clock. Arithmetic saturates instead of trapping.
 public struct LoopInstant: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Nanoseconds since the clock's origin.
     public let nanoseconds: UInt64
 
     /// An instant `nanoseconds` after the clock's origin.
+    /// - Parameter nanoseconds: the distance from the clock's origin.
     public init(nanoseconds: UInt64) {
         self.nanoseconds = nanoseconds
     }
@@ -14,6 +16,7 @@ public struct LoopInstant: Sendable, Hashable, Comparable, CustomStringConvertib
     /// The clock's origin.
     public static let zero = LoopInstant(nanoseconds: 0)
 
+    /// Whether `lhs` comes before `rhs` on the clock.
     public static func < (lhs: LoopInstant, rhs: LoopInstant) -> Bool {
         lhs.nanoseconds < rhs.nanoseconds
     }
@@ -24,6 +27,7 @@ public struct LoopInstant: Sendable, Hashable, Comparable, CustomStringConvertib
 
 extension LoopInstant: InstantProtocol {
     /// The instant `duration` later (earlier for a negative duration), clamped to the clock's range.
+    /// - Parameter duration: how far to move; whole nanoseconds count, the rest is dropped.
     public func advanced(by duration: Duration) -> LoopInstant {
         let delta = duration.saturatingNanoseconds
         if delta >= 0 {
@@ -34,7 +38,8 @@ extension LoopInstant: InstantProtocol {
         return LoopInstant(nanoseconds: magnitude > nanoseconds ? 0 : nanoseconds - magnitude)
     }
 
-    /// The duration from this instant to `other`.
+    /// The duration from this instant to `other`; negative when `other` comes first.
+    /// - Parameter other: the later (or earlier) instant.
     public func duration(to other: LoopInstant) -> Duration {
         if other.nanoseconds >= nanoseconds {
             return .nanoseconds(Int64(clamping: other.nanoseconds - nanoseconds))
@@ -49,9 +54,8 @@ extension Duration {
     ///
     /// The quotient of the 128-bit attosecond count by 10^9, taken 64 and 32 bits at a time so that
     /// each step is a 64-bit division by a constant, which compiles to a multiplication. Every
-    /// timer schedule pays for this: `components` (a 128-bit division, a multiplication and a
-    /// second division) cost 188 instructions; one 128-bit division costs 47 and a hardware divide
-    /// of about 40 cycles; this costs 39 instructions and no divide (7.8 -> 5.4 ns per conversion).
+    /// timer schedule pays for this conversion, so it avoids `components` (a 128-bit division, a
+    /// multiplication and a second division) and any hardware divide.
     var saturatingNanoseconds: Int64 {
         let attoseconds = self.attoseconds
         let negative = attoseconds < 0

@@ -10,7 +10,14 @@ extension Loop {
     /// never fires before its deadline and, on an idle loop, usually within about 1 ms after it.
     /// Under the manual clock, timers fire exactly at their deadlines as the test advances time.
     ///
-    /// Throws `LoopError.shutDown` once the loop has begun shutting down.
+    /// - Parameters:
+    ///   - delay: how long to wait, on the loop's clock, from this call (from another thread and
+    ///     a manual clock: from when the loop receives the timer).
+    ///   - work: the closure to run; released on the loop's thread once the timer has run or been
+    ///     cancelled.
+    /// - Returns: the timer's handle; dropping it does not cancel the timer.
+    /// - Throws: ``LoopError/shutDown`` (or ``LoopError/detached``) once the loop has begun
+    ///   shutting down; `work` will not run.
     @discardableResult
     public func schedule(
         after delay: Duration, _ work: @escaping @Sendable () -> Void
@@ -19,6 +26,14 @@ extension Loop {
     }
 
     /// Runs `work` on the loop's thread at `deadline` on the loop's clock (at once if it has passed).
+    ///
+    /// Callable from any thread; otherwise like ``schedule(after:_:)``.
+    /// - Parameters:
+    ///   - deadline: when to run, on this loop's clock (see ``now``).
+    ///   - work: the closure to run.
+    /// - Returns: the timer's handle; dropping it does not cancel the timer.
+    /// - Throws: ``LoopError/shutDown`` (or ``LoopError/detached``) once the loop has begun
+    ///   shutting down; `work` will not run.
     @discardableResult
     public func schedule(
         at deadline: LoopInstant, _ work: @escaping @Sendable () -> Void
@@ -31,9 +46,16 @@ extension Loop {
     /// Runs `work` on the loop's thread every `interval`, the first time after `delay`
     /// (default: one interval), until the returned timer is cancelled or fired.
     ///
-    /// - Parameter policy: `.fixedRate` keeps ticks on a grid of `interval`; `.fixedDelay` waits
-    ///   `interval` after each callback returns. See `LoopTimer.RepeatPolicy`.
-    /// - Throws: `LoopError.invalidArgument` when `interval` is shorter than 1 nanosecond.
+    /// Callable from any thread. The callback may cancel its own timer.
+    /// - Parameters:
+    ///   - interval: the time between two runs; at least 1 nanosecond.
+    ///   - delay: the time before the first run; `nil` for one `interval`.
+    ///   - policy: ``LoopTimer/RepeatPolicy/fixedRate`` keeps runs on a grid of `interval`;
+    ///     ``LoopTimer/RepeatPolicy/fixedDelay`` waits `interval` after each callback returns.
+    ///   - work: the closure to run each time.
+    /// - Returns: the timer's handle; dropping it does not cancel the timer.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` when `interval` is shorter than 1 nanosecond;
+    ///   ``LoopError/shutDown`` (or ``LoopError/detached``) once the loop has begun shutting down.
     @discardableResult
     public func scheduleRepeating(
         every interval: Duration, after delay: Duration? = nil, policy: LoopTimer.RepeatPolicy = .fixedRate,
@@ -50,8 +72,15 @@ extension Loop {
     /// Suspends the calling task for `duration` on the loop's clock.
     ///
     /// Cancelling the task cancels the timer at once and throws `CancellationError`; a loop that
-    /// shuts down first throws `LoopError.shutDown`. It runs on the caller's actor (`isolation`): from
-    /// an actor on this loop the timer is scheduled at once, on the loop's thread, without a hop.
+    /// shuts down first throws ``LoopError/shutDown``. It runs on the caller's actor (`isolation`):
+    /// from an actor on this loop the timer is scheduled at once, on the loop's thread, without a
+    /// hop. The task resumes on its own executor.
+    /// - Parameters:
+    ///   - duration: how long to sleep, on the loop's clock (under a manual clock, until a test
+    ///     advances it that far).
+    ///   - isolation: the caller's actor; leave the default.
+    /// - Throws: `CancellationError` when the task is cancelled; ``LoopError/shutDown`` (or
+    ///   ``LoopError/detached``) when the loop no longer accepts work or shuts down first.
     public func sleep(for duration: Duration, isolation: isolated (any Actor)? = #isolation) async throws {
         try Task.checkCancellation()
         let waiter = SleepWaiter(timer: makeTimer())

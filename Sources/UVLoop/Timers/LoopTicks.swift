@@ -3,18 +3,26 @@ extension Loop {
     /// this loop.
     ///
     /// ```swift
+    /// var count = 0
     /// for await tick in try loop.ticks(every: .milliseconds(100)) {
     ///     print("tick at", tick)
+    ///     count += 1
+    ///     if count == 3 { break }          // leaving the loop cancels the timer
     /// }
     /// ```
-    /// Callable from any thread. Each iteration (`makeAsyncIterator()`, which `for await` calls)
-    /// starts its own timer on the loop; the first tick comes one interval after it. A consumer that falls behind gets the oldest tick it
-    /// missed, then skips to the next one due: ticks never pile up. The sequence ends (`next()`
-    /// returns `nil`) when the consuming task is cancelled, and when the loop shuts down. Cancelling
-    /// the task, or dropping the iterator (leaving the `for await` loop), cancels the timer.
     ///
-    /// - Parameter policy: how the timer keeps its grid; see `LoopTimer.RepeatPolicy`.
-    /// - Throws: `LoopError.invalidArgument` when `interval` is not positive.
+    /// Callable from any thread. Each iteration (``LoopTicks/makeAsyncIterator()``, which
+    /// `for await` calls) starts its own timer on the loop; the first tick comes one interval
+    /// after it. A consumer that falls behind gets the oldest tick it missed, then skips to the
+    /// next one due: ticks never pile up. The sequence ends (``LoopTicks/Iterator/next()`` returns
+    /// `nil`) when the consuming task is cancelled, and when the loop shuts down. Cancelling the
+    /// task, or dropping the iterator (leaving the `for await` loop), cancels the timer.
+    ///
+    /// - Parameters:
+    ///   - interval: the time between ticks; at least 1 nanosecond.
+    ///   - policy: how the timer keeps its grid; see ``LoopTimer/RepeatPolicy``.
+    /// - Returns: the sequence; no timer runs until it is iterated.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` when `interval` is not positive.
     public func ticks(
         every interval: Duration, policy: LoopTimer.RepeatPolicy = .fixedRate
     ) throws(LoopError) -> LoopTicks {
@@ -25,7 +33,8 @@ extension Loop {
     }
 }
 
-/// The ticks of a repeating timer on a `Loop`, as an `AsyncSequence`; see `Loop.ticks(every:policy:)`.
+/// The ticks of a repeating timer on a ``Loop``, as an `AsyncSequence`; see
+/// ``Loop/ticks(every:policy:)``.
 ///
 /// Elements are the loop's time when each tick fired (under a manual clock: exactly each deadline).
 public struct LoopTicks: AsyncSequence, Sendable {
@@ -41,8 +50,8 @@ public struct LoopTicks: AsyncSequence, Sendable {
     /// How the timer keeps its grid.
     public let policy: LoopTimer.RepeatPolicy
 
-    /// Starts a timer for this iteration; see `Loop.ticks(every:policy:)`. On a loop that no longer
-    /// accepts work the iterator is already finished.
+    /// Starts a timer for this iteration; see ``Loop/ticks(every:policy:)``. On a loop that no
+    /// longer accepts work the iterator is already finished.
     public func makeAsyncIterator() -> Iterator {
         let repetition = TimerRepetition(interval: UInt64(interval.saturatingNanoseconds), policy: policy)
         let waiter = TickWaiter(timer: loop.makeTimer())
@@ -59,6 +68,9 @@ public struct LoopTicks: AsyncSequence, Sendable {
         let subscription: TickSubscription
 
         /// The next tick, or `nil` once the task is cancelled or the loop has shut down.
+        ///
+        /// A tick that fired while nobody waited is returned at once; ticks missed beyond that
+        /// one are skipped.
         public mutating func next() async -> LoopInstant? {
             await subscription.waiter.next(isolation: nil)
         }

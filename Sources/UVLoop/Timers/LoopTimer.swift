@@ -1,13 +1,15 @@
-/// A handle to work scheduled on a `Loop`'s clock: cancel it, fire it early, or ask whether it is
-/// still pending. Usable from any thread; every method is idempotent.
+/// A handle to work scheduled on a ``Loop``'s clock: cancel it, fire it early, or ask whether it
+/// is still pending. Usable from any thread; every method is idempotent.
 ///
-/// A one-shot timer ends in exactly one of two ways, decided atomically: it runs (at its deadline
-/// or through `fire()`), or it is cancelled. A repeating timer runs until it is cancelled or fired.
+/// Get one from ``Loop/schedule(after:_:)``, ``Loop/schedule(at:_:)`` or
+/// ``Loop/scheduleRepeating(every:after:policy:_:)``. A one-shot timer ends in exactly one of two
+/// ways, decided atomically: it runs (at its deadline or through ``fire()``), or it is cancelled.
+/// A repeating timer runs until it is cancelled or fired. Dropping the handle changes nothing.
 ///
 /// The handle is a small value (the loop and a generation-checked slot of the loop's timer table),
 /// so scheduling allocates nothing for it. Copies are the same timer, and compare equal. A handle
 /// kept after its timer ended stays safe: the slot is reused with a new generation, which the old
-/// handle never matches (`isPending` is false, `cancel()` and `fire()` return false).
+/// handle never matches (``isPending`` is false, ``cancel()`` and ``fire()`` return false).
 public struct LoopTimer: Sendable, Hashable {
     /// How a repeating timer chooses its next deadline.
     public enum RepeatPolicy: Sendable, Equatable {
@@ -30,16 +32,18 @@ public struct LoopTimer: Sendable, Hashable {
         self.id = id
     }
 
-    /// Whether the timer may still run: neither cancelled nor (for a one-shot timer) fired.
+    /// Whether the timer may still run: neither cancelled nor (for a one-shot timer) run or fired.
+    /// Callable from any thread.
     public var isPending: Bool { loop.timerSlots.isPending(id) }
 
-    /// Cancels the timer.
+    /// Cancels the timer. Callable from any thread.
     ///
     /// Returns `true` exactly when this call prevented the timer from running (again): after a
     /// `true`, the closure never runs. What the closure captured is released at once when called
     /// on the loop's thread, otherwise on the loop's next turn (never on the calling thread).
     /// Returns `false` when the timer already ran, was fired, or was cancelled before.
     /// A repeating timer may cancel itself from inside its own callback.
+    /// - Returns: whether this call kept the timer from running (again).
     @discardableResult
     public func cancel() -> Bool {
         guard loop.timerSlots.finish(id, as: TimerSlots.cancelled) else { return false }
@@ -49,15 +53,16 @@ public struct LoopTimer: Sendable, Hashable {
 
     /// Runs the timer's closure now, on the loop's thread, and takes it off the schedule.
     ///
-    /// On the loop's thread the closure runs inline, before `fire()` returns; from another thread
-    /// `fire()` waits until the loop thread has run it. Returns `true` if this call ran it; `false`
-    /// if the timer already ran, was cancelled, or the loop has shut down. A timer never runs twice
-    /// through `fire()`, and a repeating timer that is fired stops repeating.
+    /// Callable from any thread. On the loop's thread the closure runs inline, before `fire()`
+    /// returns; from another thread `fire()` waits until the loop thread has run it. A timer never
+    /// runs twice through `fire()`, and a repeating timer that is fired stops repeating.
     ///
     /// One exception to "inline": a timer scheduled on another thread travels to the loop as a
-    /// post. If its handle reaches the loop's thread by a faster way (an `Inbox`, shared memory)
+    /// post. If its handle reaches the loop's thread by a faster way (an ``Inbox``, shared memory)
     /// and `fire()` is called there before that post has run, the closure is not on the loop yet:
     /// `fire()` returns `true`, and the closure runs as soon as the post does, not at its deadline.
+    /// - Returns: `true` if this call ran the closure; `false` if the timer already ran, was
+    ///   cancelled, or the loop has shut down.
     @discardableResult
     public func fire() -> Bool {
         if loop.isOnLoopThread { return loop.fireNow(self) }
