@@ -42,11 +42,21 @@ final class NextIterationTests: XCTestCase {
     func testCrossThreadNextIterationKeepsProducerOrderWithPosts() throws {
         let thread = try Loop.startThread()
         let log = LoopBound([String](), loop: thread.loop)
+        // The loop's thread is held in a job while the producer queues its three, so that they
+        // reach the loop together (a drain between them would let "next" run before "b" arrives).
+        let holding = Gate()
+        let release = Gate()
+        try thread.loop.post {
+            holding.open()
+            release.pass()
+        }
+        holding.pass()
         onThreads(1) { _ in
             try! log.post { $0.append("a") }
             try! log.postNextIteration { $0.append("next") }
             try! log.post { $0.append("b") }
         }
+        release.open()
         // Queued after the producer's work: its next-iteration entry lands after "next".
         let done = ThreadEvent()
         try thread.loop.post { try? thread.loop.postNextIteration { done.signal() } }
