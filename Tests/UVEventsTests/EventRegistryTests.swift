@@ -107,14 +107,7 @@ final class EventRegistryTests: XCTestCase {
 
     func testATargetDeallocatedWithActionsRegisteredMakesSendsReturnFalse() throws {
         let loop = try Loop.manual()
-        let registry = EventRegistry(loop: loop)
-        weak var gone: Picker?
-        do {
-            let picker = Picker(loop: loop)
-            gone = picker
-            try registry.target(picker, registering: .reset, .lock)
-        }
-        XCTAssertNil(gone, "the registry holds its target weakly")
+        let registry = try registryWhoseTargetIsGone(on: loop, registering: [.reset, .lock])
         XCTAssertNil(registry.target)
         XCTAssertTrue(registry.hasAction(for: PickerEvent.reset), "only the loop notices, when it looks")
         XCTAssertFalse(try registry.send(PickerEvent.reset))
@@ -173,15 +166,9 @@ final class EventRegistryTests: XCTestCase {
 
     func testAPostedSendWhoseTargetIsDeallocatedBeforeItRunsRunsNothing() throws {
         let loop = try Loop.manual()
-        let registry = EventRegistry(loop: loop)
-        weak var gone: Picker?
-        do {
-            let picker = Picker(loop: loop)
-            gone = picker
-            try registry.target(picker, registering: .lock)
+        let registry = try registryWhoseTargetIsGone(on: loop, registering: [.lock]) { registry in
             XCTAssertTrue(sendLockFromAnotherThread(registry))
         }
-        XCTAssertNil(gone)
         try loop.runUntilIdle()
         XCTAssertFalse(registry.hasAction(for: PickerEvent.lock), "the loop found the target gone")
     }
@@ -261,6 +248,23 @@ final class EventRegistryTests: XCTestCase {
         XCTAssertEqual(errors.withLock { $0 }, [.shutDown, .shutDown])
         XCTAssertTrue(registry.hasAction(for: PickerEvent.lock), "nothing changed")
         XCTAssertEqual(picker.log, [])
+    }
+
+    /// A registry on `loop` whose target, a `Picker` with `actions` registered, has been
+    /// deallocated; `whileAlive` runs with the registry before the picker goes.
+    private func registryWhoseTargetIsGone(
+        on loop: Loop, registering actions: [PickerAction], whileAlive: (EventRegistry) throws -> Void = { _ in }
+    ) throws -> EventRegistry {
+        let registry = EventRegistry(loop: loop)
+        weak var gone: Picker?
+        do {
+            let picker = Picker(loop: loop)
+            gone = picker
+            try registry.target(picker, registering: actions)
+            try whileAlive(registry)
+        }
+        XCTAssertNil(gone, "the registry holds its target weakly")
+        return registry
     }
 
     /// Sends `lock(true)` from another thread, which posts it to the loop; returns what the send

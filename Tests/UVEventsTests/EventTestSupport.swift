@@ -40,6 +40,10 @@ enum PickerAction {
 extension EventRegistry {
     /// Makes `picker` the target and registers its methods for `actions`' events.
     func target(_ picker: Picker, registering actions: PickerAction...) throws {
+        try target(picker, registering: actions)
+    }
+
+    func target(_ picker: Picker, registering actions: [PickerAction]) throws {
         try setTarget(picker)
         for action in actions {
             switch action {
