@@ -3,7 +3,7 @@ extension LoopEngine {
     /// idle phase.
     func admitChunkedLoop(_ run: ChunkedLoopRun) {
         chunkedLoops.admit(run)
-        if !idle.isActive { idle.start() }
+        startIdle()
     }
 
     /// Runs one chunk. A chunk stops early when a timer comes due; that timer then fires in the

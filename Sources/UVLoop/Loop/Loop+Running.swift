@@ -73,14 +73,18 @@ extension Loop {
     /// Calling ``run()`` again continues with the work the loop kept.
     public func stop() {
         let onLoopThread = isOnLoopThread
-        let mustWake = queue.state.withLock { [queue] state -> Bool in
+        let requested = queue.state.withLock { [queue] state -> Bool in
             guard state.phase == .open else { return false }
             queue.stopRequested.store(true, ordering: .releasing)
-            if onLoopThread { return false }
-            queue.wakersInFlight.add(1, ordering: .relaxed)
+            if !onLoopThread { queue.wakersInFlight.add(1, ordering: .relaxed) }
             return true
         }
-        if mustWake { queue.sendRegisteredWake(wake) }
-        if onLoopThread { confined.value.requestDrain() }
+        // A loop that is shutting down, shut down or detached has nothing to stop.
+        guard requested else { return }
+        if onLoopThread {
+            confined.value.requestDrain()
+        } else {
+            queue.sendRegisteredWake(wake)
+        }
     }
 }

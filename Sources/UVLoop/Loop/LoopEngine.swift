@@ -167,7 +167,7 @@ final class LoopEngine {
     func onWakeTimer() {
         armedDeadline = nil
         timersDue = true
-        if !idle.isActive { idle.start() }
+        startIdle()
     }
 
     /// Handles stop and shutdown requests, then keeps the idle and check handles active exactly
@@ -193,6 +193,14 @@ final class LoopEngine {
         let wantsIdle = wantsCheck || drainRequested || hasOwnOrBatchedJobs || timersDue
             || chunkedLoops.isPending || isBusyPolling
         if wantsIdle != idle.isActive { wantsIdle ? idle.start() : idle.stop() }
+    }
+
+    /// Starts the idle handle unless it is active already, and never once the handles are closed:
+    /// a verb called on a loop that is shut down or detached (`stop()`, advancing a manual clock)
+    /// must not touch a handle that libuv has freed.
+    @inline(__always)
+    func startIdle() {
+        if !handlesClosed && !idle.isActive { idle.start() }
     }
 
     /// Whether posted, next-iteration or chunked work is still waiting to run (timers aside).

@@ -19,7 +19,7 @@ extension LoopEngine {
     @inline(__always)
     func requestDrain() {
         drainRequested = true
-        if !idle.isActive { idle.start() }
+        startIdle()
     }
 
     /// Queues a job from the loop's own thread (the caller checked that the loop accepts work).
@@ -27,7 +27,7 @@ extension LoopEngine {
     @inline(__always)
     func appendOwn(_ job: consuming Job) {
         ownJobs.value.append(job)
-        if !idle.isActive { idle.start() }
+        startIdle()
     }
 
     /// `appendOwn`, moving the job out of `job` (see `Job.take`).
@@ -104,7 +104,7 @@ extension LoopEngine {
     func appendNextIteration(_ job: consuming Job) {
         nextIteration.append(job)
         if !check.isActive { check.start() }
-        if !idle.isActive { idle.start() }
+        startIdle()
     }
 
     func runNextIterationSnapshot() {

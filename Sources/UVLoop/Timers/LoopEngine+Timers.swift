@@ -27,7 +27,7 @@ extension LoopEngine {
     private func noteScheduled(_ deadline: UInt64, now: UInt64) {
         if deadline <= now {
             timersDue = true
-            if !idle.isActive { idle.start() }
+            startIdle()
         } else if armedDeadline.map({ deadline < $0 }) ?? true {
             arm(for: deadline)
         }
@@ -107,7 +107,7 @@ extension LoopEngine {
         }
         if deadline <= now {
             timersDue = true
-            if !idle.isActive { idle.start() }
+            startIdle()
         } else if armedDeadline != deadline {
             arm(for: deadline)
         }
@@ -129,7 +129,7 @@ extension LoopEngine {
         if value > manualNow { manualNow = value }
         if timers.hasDue(at: manualNow) {
             timersDue = true
-            if !idle.isActive { idle.start() }
+            startIdle()
         }
     }
 }
