@@ -37,6 +37,7 @@ extension LoopEngine {
     /// it was cancelled on this thread just now (see `TimerQueue.remove`).
     func discard(_ id: UInt64, current: Bool) {
         _ = timers.remove(id, current: current)
+        disarmIfNoTimers()
     }
 
     /// Fires a pending timer now (the loop thread's half of `LoopTimer.fire()`).
@@ -45,7 +46,18 @@ extension LoopEngine {
         // Inside its own callback a repeating timer is not scheduled: the firing loop frees it
         // afterwards; run a copy of the work.
         if let work = timers.remove(timer.id, current: true) ?? timers.work(at: TimerSlots.slot(timer.id)) { run(work) }
+        disarmIfNoTimers()
         return true
+    }
+
+    /// Stops the wake timer once no timer is scheduled, as `uv_timer_stop` would: an armed wake
+    /// timer keeps the loop alive, and an owner's `uv_run(UV_RUN_DEFAULT)` must not wait out a
+    /// timeout that was cancelled. With timers left, it stays armed: at worst it wakes the loop
+    /// once for an entry that was cancelled, and then re-arms for the next.
+    private func disarmIfNoTimers() {
+        guard timers.count == 0, armedDeadline != nil, !handlesClosed else { return }
+        wakeTimer.stop()
+        armedDeadline = nil
     }
 
     /// Fires, in (deadline, schedule order), the timers due now that were scheduled before this
