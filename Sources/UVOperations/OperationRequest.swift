@@ -105,7 +105,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
             throw .invalidArgument("wait(timeout:) needs a non-negative timeout (got \(timeout))")
         }
         let waiters = try waiters(operation: "OperationRequest.wait(timeout:)")
-        if let waiters, !waiters.wait(timeoutNanoseconds: timeout.clampedNanoseconds) { throw .timedOut }
+        if let waiters, !waiters.wait(timeoutNanoseconds: timeout.delayNanoseconds) { throw .timedOut }
         return finishedOutcome!
     }
 
@@ -190,17 +190,5 @@ extension OperationRequest {
     @inlinable
     static func unerased(_ stored: any Sendable) -> Outcome<Value> {
         stored as! Outcome<Value>
-    }
-}
-
-extension Duration {
-    /// Nanoseconds of a non-negative duration, clamped to `UInt64`.
-    var clampedNanoseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0 else { return 0 }
-        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return .max }
-        let (sum, carry) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
-        return carry ? .max : sum
     }
 }

@@ -47,7 +47,8 @@ package final class ThreadEvent: @unchecked Sendable {
 
     /// Blocks until `signal()` or until `nanoseconds` have passed; returns whether it was signalled.
     package func wait(timeoutNanoseconds nanoseconds: UInt64) -> Bool {
-        let deadline = uv_hrtime() &+ nanoseconds
+        // Saturates: the longest timeouts mean "no deadline", never one in the past.
+        let deadline = uv_hrtime().addingClamped(nanoseconds)
         uv_mutex_lock(mutex)
         defer { uv_mutex_unlock(mutex) }
         while !signalled {

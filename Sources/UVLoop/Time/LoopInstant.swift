@@ -29,12 +29,10 @@ extension LoopInstant: InstantProtocol {
     /// The instant `duration` later (earlier for a negative duration), clamped to the clock's range.
     /// - Parameter duration: how far to move; whole nanoseconds count, the rest is dropped.
     public func advanced(by duration: Duration) -> LoopInstant {
-        let delta = duration.saturatingNanoseconds
-        if delta >= 0 {
-            let (sum, overflow) = nanoseconds.addingReportingOverflow(UInt64(delta))
-            return LoopInstant(nanoseconds: overflow ? .max : sum)
+        if duration >= .zero {
+            return LoopInstant(nanoseconds: nanoseconds.addingClamped(duration.delayNanoseconds))
         }
-        let magnitude = delta.magnitude
+        let magnitude = (Duration.zero - duration).delayNanoseconds
         return LoopInstant(nanoseconds: magnitude > nanoseconds ? 0 : nanoseconds - magnitude)
     }
 

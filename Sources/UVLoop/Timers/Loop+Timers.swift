@@ -110,7 +110,7 @@ extension Loop {
     fileprivate func schedule(
         after delay: Duration, repetition: TimerRepetition, work: TimerWork
     ) throws(LoopError) -> LoopTimer {
-        let nanoseconds = UInt64(clamping: max(0, delay.saturatingNanoseconds))
+        let nanoseconds = delay.delayNanoseconds
         guard isOnLoopThread else {
             let timer = LoopTimer(loop: self, id: timerSlots.allocate())
             try insertFromOtherThread(timer, deadline: .after(nanoseconds), repetition: repetition, work: work)
@@ -128,7 +128,7 @@ extension Loop {
 
     /// Schedules a timer from `makeTimer()` to fire `delay` from now.
     func insert(_ timer: LoopTimer, after delay: Duration, repetition: TimerRepetition, work: TimerWork) throws(LoopError) {
-        let nanoseconds = UInt64(clamping: max(0, delay.saturatingNanoseconds))
+        let nanoseconds = delay.delayNanoseconds
         try insert(timer, deadline: .after(nanoseconds), repetition: repetition, work: work)
     }
 

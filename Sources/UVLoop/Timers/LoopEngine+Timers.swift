@@ -91,9 +91,14 @@ extension LoopEngine {
                     continue
                 }
                 run(work)
-                if slots.isPending(slot: slot) {
-                    timers.reinsert(slot: slot, deadline: repetition.nextDeadline(after: entry.deadline, now: self.now))
+                let now = self.now
+                let next = repetition.nextDeadline(after: entry.deadline, now: now)
+                if next > now, slots.isPending(slot: slot) {
+                    timers.reinsert(slot: slot, deadline: next)
                 } else {
+                    // Cancelled or fired by its callback; or its next tick would come after the end
+                    // of time (clamped there, it would be due again at once, forever): it ends here.
+                    _ = slots.finish(slot: slot, as: TimerSlots.fired)
                     _ = timers.release(slot: slot)
                 }
             }
