@@ -29,14 +29,17 @@ public final class LoopBound<Value>: Sendable {
     }
 
     /// The value. Loop thread only: stops the program with a message naming the misuse elsewhere.
+    ///
+    /// Mutations happen in place: `bound.value.append(x)` appends to the stored array without
+    /// copying it.
     public var value: Value {
-        get {
+        _read {
             loop.preconditionOnLoopThread("LoopBound.value")
-            return storage.value
+            yield storage.value
         }
-        set {
+        _modify {
             loop.preconditionOnLoopThread("LoopBound.value")
-            storage.value = newValue
+            yield &storage.value
         }
     }
 
