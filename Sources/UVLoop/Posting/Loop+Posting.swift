@@ -19,6 +19,9 @@ extension Loop {
         .nanoseconds(Int64(clamping: queue.busyPollNanoseconds.load(ordering: .relaxed)))
     }
 
+    /// The longest window ``Loop/setBusyPoll(_:)`` accepts: one second.
+    public static let maximumBusyPoll = Duration.seconds(1)
+
     /// Sets ``busyPoll``: after a drain that ran work, the loop keeps polling without blocking for
     /// up to `window` before it sleeps in the kernel.
     ///
@@ -28,10 +31,15 @@ extension Loop {
     /// still sleeps: polling only follows work. Ignored on a loop with a manual clock. Callable
     /// from any thread; the loop's thread uses the new value from its next drain on.
     /// - Parameter window: how long to keep polling; `.zero` turns busy polling off.
-    /// - Throws: ``LoopError/invalidArgument(_:)`` for a negative window.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` for a negative window, or one longer than
+    ///   ``Loop/maximumBusyPoll`` (a loop that polls for that long after every drain burns a core).
     public func setBusyPoll(_ window: Duration) throws(LoopError) {
         guard window >= .zero else {
             throw LoopError.invalidArgument("busy-poll window must not be negative (got \(window)); use .zero to turn it off")
+        }
+        guard window <= Self.maximumBusyPoll else {
+            throw LoopError.invalidArgument(
+                "busy-poll window \(window) is longer than the maximum, \(Self.maximumBusyPoll); windows of a few microseconds to a few milliseconds catch ping-pong traffic")
         }
         queue.busyPollNanoseconds.store(UInt64(clamping: window.saturatingNanoseconds), ordering: .relaxed)
     }
