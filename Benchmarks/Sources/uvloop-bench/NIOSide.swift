@@ -70,6 +70,24 @@ enum NIOSide {
         }
     }
 
+    static func loopBoundAppend(n: Int) -> SessionMaker {
+        return {
+            let l = NIOLoop()
+            let el = l.el
+            return Session(run: {
+                let t0 = nowNs()
+                let count = try el.submit {
+                    let bound = NIOLoopBound([Int](), eventLoop: el)
+                    for i in 0..<n { bound.value.append(i) }
+                    return bound.value.count
+                }.wait()
+                let t1 = nowNs()
+                blackHole(count)
+                return Sample(value: Double(t1 - t0) / Double(n), ops: n)
+            }, close: l.close)
+        }
+    }
+
     static func invokeRoundtrip(n: Int) -> SessionMaker {
         return {
             let l = NIOLoop()

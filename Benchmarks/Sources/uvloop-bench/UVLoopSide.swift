@@ -88,6 +88,24 @@ enum UVLoopSide {
         }
     }
 
+    static func loopBoundAppend(n: Int) -> SessionMaker? {
+        return {
+            let r = try UVLoopRunner()
+            let loop = r.loop
+            return Session(run: {
+                let bound = LoopBound([Int](), loop: loop)
+                let t0 = nowNs()
+                let count = try loop.invoke {
+                    for i in 0..<n { bound.value.append(i) }
+                    return bound.value.count
+                }
+                let t1 = nowNs()
+                blackHole(count)
+                return Sample(value: Double(t1 - t0) / Double(n), ops: n)
+            }, close: r.close)
+        }
+    }
+
     static func invokeRoundtrip(n: Int) -> SessionMaker? {
         return {
             let r = try UVLoopRunner()

@@ -21,10 +21,12 @@ struct Counts {
     var operationsN = 100_000
     var hopN = 20_000
     var timerMemoryN = 1_000_000
+    var boundAppendN = 100_000
 
     init(override n: Int? = nil) {
         guard let n else { return }
         postN = n; invokeN = n; timerCounts = [n]; chunkedN = n; operationsN = n; hopN = n; timerMemoryN = n
+        boundAppendN = n
     }
 }
 
@@ -69,6 +71,11 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "nio", make: NIOSide.invokeRoundtrip(n: invokeN)),
         ImplSpec(impl: "dispatch", make: DispatchSide.invokeRoundtrip(n: invokeN)),
         ImplSpec(impl: "libuv_c", make: CSide.invokeRoundtrip(n: invokeN)),
+    ]))
+    // Filling an array held by a loop-bound box: in place, each append is O(1).
+    cases.append(BenchCase(workload: "loop_bound_append", n: k.boundAppendN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.loopBoundAppend(n: k.boundAppendN)),
+        ImplSpec(impl: "nio", make: NIOSide.loopBoundAppend(n: k.boundAppendN)),
     ]))
     for n in timerCounts {
         // n timers scheduled (so n pending), then all n cancelled; ns per schedule+cancel.
