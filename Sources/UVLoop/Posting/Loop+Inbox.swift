@@ -13,14 +13,14 @@ extension Loop {
     ///   - receiver: called on the loop's thread with each message, in sending order per thread.
     /// - Returns: the inbox, open until ``Inbox/close()`` or the loop's shutdown.
     /// - Throws: ``LoopError/shutDown`` once the loop has begun shutting down;
-    ///   ``LoopError/invalidArgument(_:)`` for a capacity that is not a power of two from 2 to
-    ///   2^30.
+    ///   ``LoopError/invalidArgument(_:)`` for a capacity that is not a power of two of at least
+    ///   2, or whose ring would take more than ``Loop/maximumInboxBytes``.
     @inlinable
     public func makeInbox<Message: Sendable>(
         of type: Message.Type = Message.self, capacity: Int = 16_384,
         receiver: @escaping @Sendable (Message) -> Void
     ) throws(LoopError) -> Inbox<Message> {
-        try Self.checkInboxCapacity(capacity)
+        try Self.checkInboxCapacity(capacity, cellBytes: InboxRing<Message>.cellStride)
         let ring = InboxRing<Message>(capacity: capacity)
         let consumer = InboxConsumer(ring: ring, budget: postBudget, receiver: receiver)
         // Closures made here, in the caller's module, so that the consumer's loop is specialised
@@ -32,11 +32,20 @@ extension Loop {
         return Inbox(loop: self, ring: ring, wake: wake)
     }
 
+    /// The most memory one inbox's ring may take: 1 GiB.
+    public static let maximumInboxBytes = 1 << 30
+
     @usableFromInline
-    static func checkInboxCapacity(_ capacity: Int) throws(LoopError) {
-        guard capacity >= 2, capacity <= 1 << 30, capacity & (capacity - 1) == 0 else {
+    static func checkInboxCapacity(_ capacity: Int, cellBytes: Int) throws(LoopError) {
+        guard capacity >= 2, capacity & (capacity - 1) == 0 else {
             throw LoopError.invalidArgument(
-                "inbox capacity \(capacity) must be a power of two between 2 and 2^30, such as 1024 or 16384")
+                "inbox capacity \(capacity) must be a power of two of at least 2, such as 1024 or 16384")
+        }
+        let largest = maximumInboxBytes / cellBytes
+        guard capacity <= largest else {
+            let largestPowerOfTwo = largest == 0 ? 0 : 1 << (Int.bitWidth - 1 - largest.leadingZeroBitCount)
+            throw LoopError.invalidArgument(
+                "inbox capacity \(capacity) of \(cellBytes)-byte cells would take more than the 1 GiB an inbox may use (Loop.maximumInboxBytes); use a capacity of at most \(largestPowerOfTwo), or send smaller messages (a reference to a large value)")
         }
     }
 
