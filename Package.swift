@@ -22,6 +22,7 @@ let package = Package(
         .target(name: "UVEvents", dependencies: ["UVLoop"]),
         .target(name: "UVLoopTesting", dependencies: ["UVLoop"]),
         .executableTarget(name: "uvloop-demo", dependencies: ["UVLoop", "UVOperations", "UVEvents"]),
+        .executableTarget(name: "uvloop-misuse", dependencies: ["UVLoop", "UVEvents", "CLibUV"]),
         .target(name: "UVTestSupport", dependencies: ["UVLoop"], path: "Tests/UVTestSupport"),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
         .testTarget(name: "UVEventsTests", dependencies: ["UVEvents", "UVLoop", "UVLoopTesting", "UVTestSupport"]),

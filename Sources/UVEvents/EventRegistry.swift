@@ -71,7 +71,10 @@ public final class EventRegistry: Sendable {
 
     /// The target, or `nil` when none was set or it has been deallocated.
     /// Loop thread only: stops the program with a message naming the misuse elsewhere.
-    public var target: AnyObject? { table.state.value.target }
+    public var target: AnyObject? {
+        loop.preconditionOnLoopThread("EventRegistry.target")
+        return table.state.value.target
+    }
 
     /// Makes `target` the registry's target, held weakly; a different target removes every action.
     ///

@@ -59,7 +59,7 @@ struct RequestState {
     @inlinable
     mutating func takeClosures() -> any AnyObject & Sendable {
         guard let taken = closures.take() else {
-            preconditionFailure("UVOperations: a request began completing twice")
+            fatalError("UVOperations: a request began completing twice")
         }
         return taken
     }

@@ -31,7 +31,7 @@ final class LoopSerialExecutor: SerialExecutor {
     }
 
     func checkIsolated() {
-        precondition(
+        misusePrecondition(
             isIsolatingCurrentContext() == true,
             "UVLoop: code isolated to the loop ran off the loop's thread (or after the loop closed); reach the loop with await, post or invoke instead of assuming isolation")
     }

@@ -82,7 +82,7 @@ final class MainLoopSlot: Sendable {
                     state = .inUse(thread.loop, thread)
                     return thread.loop
                 } catch {
-                    preconditionFailure("UVLoop: could not start the main loop's thread: \(error)")
+                    fatalError("UVLoop: could not start the main loop's thread: \(error)")
                 }
             }
         }

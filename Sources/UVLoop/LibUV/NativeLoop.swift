@@ -35,7 +35,7 @@ struct NativeLoop: @unchecked Sendable {
     /// Lets pending close callbacks run, then closes and frees an owned loop.
     /// Returns libuv's status for `uv_loop_close` (0, or `UV_EBUSY` if a foreign handle remains).
     func closeOwned() -> Int32 {
-        precondition(isOwned, "UVLoop: only an owned loop can be closed by UVLoop")
+        misusePrecondition(isOwned, "UVLoop: only an owned loop can be closed by UVLoop")
         // Closing handles finish in the next iteration's closing phase.
         _ = uv_run(pointer, UV_RUN_NOWAIT)
         var status = uv_loop_close(pointer)

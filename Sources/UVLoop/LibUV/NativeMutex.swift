@@ -24,7 +24,7 @@ package final class NativeMutex<Value>: @unchecked Sendable {
         mutex = .allocate(capacity: 1)
         value = .allocate(capacity: 1)
         value.initialize(to: initialValue)
-        precondition(uv_mutex_init(mutex) == 0, "UVLoop: uv_mutex_init failed")
+        misusePrecondition(uv_mutex_init(mutex) == 0, "UVLoop: uv_mutex_init failed")
     }
 
     deinit {

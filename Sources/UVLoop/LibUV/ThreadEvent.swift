@@ -12,8 +12,8 @@ package final class ThreadEvent: @unchecked Sendable {
     private var signalled = false
 
     package init() {
-        precondition(uv_mutex_init(mutex) == 0, "UVLoop: uv_mutex_init failed")
-        precondition(uv_cond_init(condition) == 0, "UVLoop: uv_cond_init failed")
+        misusePrecondition(uv_mutex_init(mutex) == 0, "UVLoop: uv_mutex_init failed")
+        misusePrecondition(uv_cond_init(condition) == 0, "UVLoop: uv_cond_init failed")
     }
 
     deinit {

@@ -15,7 +15,7 @@ final class ThreadHandoff<Value>: @unchecked Sendable {
     private var value: Value?
 
     init() {
-        precondition(uv_sem_init(semaphore, 0) == 0, "UVLoop: uv_sem_init failed")
+        misusePrecondition(uv_sem_init(semaphore, 0) == 0, "UVLoop: uv_sem_init failed")
     }
 
     deinit {

@@ -27,7 +27,7 @@ final class ThreadNumbers: @unchecked Sendable {
     private let next = Atomic<UInt>(1)
 
     private init() {
-        precondition(uv_key_create(key) == 0, "UVLoop: uv_key_create failed")
+        misusePrecondition(uv_key_create(key) == 0, "UVLoop: uv_key_create failed")
     }
 
     /// The calling thread's number, assigned on first use.

@@ -55,7 +55,7 @@ package struct ThreadPoolWork: @unchecked Sendable {
     ///   thread-pool slot is free again, and `finishOnLoop(_:cancelled: true)` follows in a later
     ///   loop callback. False when a pool thread is running it or has run it.
     package func cancel() -> Bool {
-        precondition(ThreadPoolQueue.isOnLoopThread(request),
+        misusePrecondition(ThreadPoolQueue.isOnLoopThread(request),
                      "UVLoop: ThreadPoolWork.cancel() must run on the loop's thread; post it there")
         return uv_cancel(UnsafeMutableRawPointer(request).assumingMemoryBound(to: uv_req_t.self)) == 0
     }
@@ -86,7 +86,7 @@ package struct ThreadPoolWork: @unchecked Sendable {
     /// `T` must fit (`canHoldResult`).
     @inlinable
     package func storeResult<T>(_ result: consuming T) {
-        precondition(Self.canHoldResult(T.self), "UVLoop: a \(T.self) does not fit a thread-pool job's result space")
+        misusePrecondition(Self.canHoldResult(T.self), "UVLoop: a \(T.self) does not fit a thread-pool job's result space")
         resultSpace.initializeMemory(as: T.self, to: result)
     }
 
@@ -182,7 +182,7 @@ final class ThreadPoolQueue {
             ThreadPoolQueue.finish(request!, status: status)
         })
         // uv_queue_work fails only for a missing work callback, which is always given here.
-        precondition(status == 0, "UVLoop: uv_queue_work failed: \(LoopError.libuv(status, "uv_queue_work"))")
+        misusePrecondition(status == 0, "UVLoop: uv_queue_work failed: \(LoopError.libuv(status, "uv_queue_work"))")
     }
 
     private static func state(of request: UnsafeMutablePointer<uv_work_t>) -> UnsafeMutablePointer<State> {

@@ -64,7 +64,7 @@ extension Loop {
     func finishIfShutDown(_ state: LoopEngine) {
         guard state.handlesClosed, native.isOwned else { return }
         let status = native.closeOwned()
-        precondition(status == 0, "UVLoop: uv_loop_close failed after shutdown: \(LoopError.libuv(status, "uv_loop_close"))")
+        misusePrecondition(status == 0, "UVLoop: uv_loop_close failed after shutdown: \(LoopError.libuv(status, "uv_loop_close"))")
     }
 
     /// Makes ``run()`` return after the current turn; the loop stays open and keeps its work.

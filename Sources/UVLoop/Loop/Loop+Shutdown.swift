@@ -11,7 +11,7 @@ extension Loop {
     /// An adopted loop cannot be shut down (calling this on one stops the program): ``detach()``
     /// it.
     public func shutdown() {
-        precondition(native.isOwned, "UVLoop: shutdown() on an adopted loop; call detach() on the owner's thread instead")
+        misusePrecondition(native.isOwned, "UVLoop: shutdown() on an adopted loop; call detach() on the owner's thread instead")
         let onLoopThread = isOnLoopThread
         let began = queue.state.withLock { [queue] state in
             guard state.phase == .open else { return false }

@@ -162,12 +162,12 @@ public final class Loop: Sendable {
         if !native.isOwned {
             // UVLoop's handles call back into `state`, which goes with this object: they must be
             // closed, and only the owner's thread may touch its loop.
-            precondition(
+            misusePrecondition(
                 isOnLoopThread,
                 "UVLoop: an adopted Loop was released on another thread while still attached; call detach() on the owner's loop thread first")
         } else if !isOnLoopThread {
             // Shutting down runs what is still queued, which must happen on the loop's thread.
-            precondition(
+            misusePrecondition(
                 !state.hasQueuedWork,
                 "UVLoop: a Loop with work still queued was released on another thread; shut it down on its own thread first (shutdown(), then runOnce())")
         }
@@ -198,7 +198,7 @@ public final class Loop: Sendable {
     public func preconditionOnLoopThread(
         _ operation: @autoclosure () -> String = "this code", file: StaticString = #fileID, line: UInt = #line
     ) {
-        precondition(
+        misusePrecondition(
             isOnLoopThread,
             "UVLoop: \(operation()) must run on the loop's thread; use loop.post or loop.invoke to get there",
             file: file, line: line)

@@ -2,19 +2,19 @@
 extension Loop {
     /// The earliest pending timer's deadline. Loop thread only.
     package var earliestTimerDeadline: LoopInstant? {
-        preconditionOnLoopThread("earliestTimerDeadline")
+        preconditionOnLoopThread("Loop.nextTimerDeadline")
         return confined.value.timers.earliestDeadline.map(LoopInstant.init(nanoseconds:))
     }
 
     /// How many timers are scheduled. Loop thread only.
     package var pendingTimerCount: Int {
-        preconditionOnLoopThread("pendingTimerCount")
+        preconditionOnLoopThread("Loop.scheduledTimerCount")
         return confined.value.timers.count
     }
 
     /// Moves a manual clock forward to `instant` (never backward). Loop thread only.
     package func setManualTime(_ instant: LoopInstant) {
-        preconditionOnLoopThread("advancing the manual clock")
+        preconditionOnLoopThread("Loop.advanceTime")
         confined.value.setManualNow(instant.nanoseconds)
     }
 }

@@ -142,7 +142,7 @@ extension LoopEngine {
 
     /// Moves the manual clock (tests only); the caller then runs the loop so due timers fire.
     func setManualNow(_ value: UInt64) {
-        precondition(clockSource == .manual, "UVLoop: only a loop created with clock: .manual can be advanced")
+        misusePrecondition(clockSource == .manual, "UVLoop: only a loop created with clock: .manual can be advanced")
         if value > manualNow { manualNow = value }
         if timers.hasDue(at: manualNow) {
             timersDue = true

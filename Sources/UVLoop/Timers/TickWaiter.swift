@@ -59,7 +59,7 @@ final class TickWaiter: Sendable {
                         state.pending = nil
                         return .some(instant)
                     }
-                    precondition(state.waiter == nil, "UVLoop: two tasks called next() on one ticks iterator at once")
+                    misusePrecondition(state.waiter == nil, "UVLoop: two tasks called next() on one ticks iterator at once")
                     state.waiter = continuation
                     return .none
                 }

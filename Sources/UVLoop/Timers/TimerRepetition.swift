@@ -12,7 +12,7 @@ struct TimerRepetition: Equatable {
 
     /// `interval` is positive and at most `Int64.max` nanoseconds, so it fits in 63 bits.
     init(interval: UInt64, policy: LoopTimer.RepeatPolicy) {
-        precondition(interval > 0 && interval <= UInt64(Int64.max), "UVLoop: a repeat interval must be positive")
+        misusePrecondition(interval > 0 && interval <= UInt64(Int64.max), "UVLoop: a repeat interval must be positive")
         raw = interval << 1 | (policy == .fixedDelay ? 1 : 0)
     }
 

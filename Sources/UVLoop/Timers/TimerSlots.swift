@@ -107,7 +107,7 @@ final class TimerSlots: Sendable {
 
     private func create(_ count: UInt32, in shared: inout Shared) -> UInt32 {
         let first = shared.created
-        precondition(count <= TimerStatusTable.slotLimit - first, "UVLoop: too many timers")
+        misusePrecondition(count <= TimerStatusTable.slotLimit - first, "UVLoop: too many timers")
         statuses.prepare(first)
         statuses.prepare(first + count - 1)
         shared.created += count

@@ -1,0 +1,69 @@
+// uvloop-misuse: commits the misuse of UVLoop's API named by its argument, so that
+// scripts/check-misuse-messages can check, in a release build, that the program stops with a
+// message naming what was misused. Not a tool for users.
+import CLibUV
+import UVEvents
+import Synchronization
+import UVLoop
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class Target {}
+
+/// Runs `body` on the thread of a loop of its own, and waits for it.
+func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
+    let other = try! Loop.startThread(name: "misuse")
+    try! other.loop.invoke { body() }
+    try! other.shutdown()
+}
+
+let cases: [String: () throws -> Void] = [
+    "bound-value-off-thread": {
+        let loop = try Loop()
+        let bound = LoopBound([1, 2, 3], loop: loop)
+        onAnotherThread { _ = bound.value.count }
+    },
+    "registry-target-off-thread": {
+        let loop = try Loop()
+        let registry = EventRegistry(loop: loop)
+        onAnotherThread { _ = registry.target }
+    },
+    "shutdown-adopted-loop": {
+        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        uv_loop_init(cLoop)
+        let loop = try Loop.adopt(cLoop)
+        loop.shutdown()
+    },
+    "adopted-loop-released-on-another-thread": {
+        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        uv_loop_init(cLoop)
+        let holder = LoopHolder(try Loop.adopt(cLoop))
+        onAnotherThread { holder.release() }
+    },
+    "loop-with-work-released-on-another-thread": {
+        let holder = LoopHolder(try Loop())
+        try holder.loop.withLock { try $0!.post {} }
+        onAnotherThread { holder.release() }
+    },
+    "precondition-on-loop-thread": {
+        let loop = try Loop()
+        onAnotherThread { loop.preconditionOnLoopThread("Cache.refresh()") }
+    },
+]
+
+/// Holds the only reference to a loop, so that another thread can release it.
+final class LoopHolder: Sendable {
+    let loop: Mutex<Loop?>
+    init(_ loop: Loop) { self.loop = Mutex(loop) }
+    func release() { loop.withLock { $0 = nil } }
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+guard let name = arguments.first, let misuse = cases[name] else {
+    print("usage: uvloop-misuse CASE\ncases: \(cases.keys.sorted().joined(separator: " "))")
+    exit(2)
+}
+try misuse()
+print("uvloop-misuse: \(name) did not stop the program")
+exit(1)
