@@ -4,7 +4,10 @@
 #include <uv.h>
 #include <pthread.h>
 #include <errno.h>
+#include <stdint.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 /* glibc declares pthread_setname_np only under _GNU_SOURCE, which a module map cannot set. */
@@ -35,6 +38,37 @@ static inline void uvloop_eventfd_drain(int fd) {
 
 static inline void uvloop_eventfd_close(int fd) {
     close(fd);
+}
+
+/* The timer behind a loop's wake timer: a timerfd on CLOCK_MONOTONIC (the clock of the loop's
+ * timers), non-blocking and closed on exec. Returns the fd, or -errno. */
+static inline int uvloop_timerfd_open(void) {
+    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    return fd < 0 ? -errno : fd;
+}
+
+/* Arms the timer to expire at `deadline` nanoseconds of CLOCK_MONOTONIC (at once if that has
+ * passed), replacing any earlier setting and clearing expirations not yet read. Returns 0 or
+ * -errno. An all-zero setting would disarm the timer, so the earliest deadline is 1 ns. */
+static inline int uvloop_timerfd_arm(int fd, uint64_t deadline) {
+    struct itimerspec setting = {0};
+    if (deadline == 0) deadline = 1;
+    setting.it_value.tv_sec = (time_t)(deadline / 1000000000u);
+    setting.it_value.tv_nsec = (long)(deadline % 1000000000u);
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME, &setting, NULL) < 0 ? -errno : 0;
+}
+
+/* The time left until the timer expires, in nanoseconds (0 when disarmed), or -errno. */
+static inline int64_t uvloop_timerfd_remaining(int fd) {
+    struct itimerspec setting;
+    if (timerfd_gettime(fd, &setting) < 0) return -errno;
+    return (int64_t)setting.it_value.tv_sec * 1000000000 + setting.it_value.tv_nsec;
+}
+
+/* Reads the expiration count, which makes the fd unreadable again; nothing to read is not an error. */
+static inline void uvloop_timerfd_drain(int fd) {
+    uint64_t expirations;
+    while (read(fd, &expirations, sizeof expirations) < 0 && errno == EINTR) {}
 }
 
 /* ThreadSanitizer's annotation entry points. Weak: they resolve only in a program built with

@@ -49,22 +49,3 @@ struct PrepareHandle {
 
     func close() { handle.close() }
 }
-
-/// The single `uv_timer_t` that wakes the loop for the earliest Swift timer. Loop thread only.
-struct WakeTimer {
-    let handle: LibUVHandle<uv_timer_t>
-
-    init(loop: NativeLoop, _ onTimer: @escaping () -> Void) throws(LoopError) {
-        handle = try LibUVHandle("uv_timer_init", initialize: { uv_timer_init(loop.pointer, $0) }, fire: onTimer)
-    }
-
-    /// Arms the timer `milliseconds` from libuv's cached loop time; never called with 0 from inside
-    /// a timer callback (libuv 1.44 would busy-loop), which the caller guarantees by using `>= 1`.
-    func start(milliseconds: UInt64) {
-        _ = uv_timer_start(handle.pointer, { LibUVHandle<uv_timer_t>.fire($0) }, milliseconds, 0)
-    }
-
-    func stop() { _ = uv_timer_stop(handle.pointer) }
-
-    func close() { handle.close() }
-}

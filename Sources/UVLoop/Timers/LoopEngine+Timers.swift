@@ -116,7 +116,6 @@ extension LoopEngine {
     }
 
     /// Points the wake timer (or, when already due, the idle handle) at the earliest deadline.
-    /// Never arms the uv timer with a zero timeout: libuv 1.44 busy-loops on that from a timer callback.
     private func rearm() {
         guard let deadline = timers.deadlineBound else {
             if armedDeadline != nil { wakeTimer.stop(); armedDeadline = nil }
@@ -132,11 +131,7 @@ extension LoopEngine {
 
     private func arm(for deadline: UInt64) {
         guard clockSource == .system else { return }
-        // uv timers count whole milliseconds of uv_now; round up so a timer never fires early.
-        let dueMilliseconds = deadline / 1_000_000 + (deadline % 1_000_000 == 0 ? 0 : 1)
-        let loopMilliseconds = uv_now(native.pointer)
-        let delay = dueMilliseconds > loopMilliseconds ? dueMilliseconds - loopMilliseconds : 1
-        wakeTimer.start(milliseconds: delay)
+        wakeTimer.start(deadline: deadline)
         armedDeadline = deadline
     }
 
