@@ -77,7 +77,7 @@ enum NIOSide {
             return Session(run: {
                 let t0 = nowNs()
                 let count = try el.submit {
-                    let bound = NIOLoopBound([Int](), eventLoop: el)
+                    var bound = NIOLoopBound([Int](), eventLoop: el)
                     for i in 0..<n { bound.value.append(i) }
                     return bound.value.count
                 }.wait()

@@ -22,6 +22,8 @@ struct Counts {
     var hopN = 20_000
     var timerMemoryN = 1_000_000
     var boundAppendN = 100_000
+    var latenessTicks = 100
+    var latenessPeriodNs: UInt64 = 10_000_000
 
     init(override n: Int? = nil) {
         guard let n else { return }
@@ -106,6 +108,16 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "libuv_c", make: CSide.chunkedTimerLateness(n: chunkedN, budgetNs: chunkBudgetNs,
                                                                     periodNs: lateTimerPeriodNs)),
     ]))
+    // A 10 ms timer chain, idle and while 4 threads post continuously: p50, p99 and max lateness.
+    for (load, posters) in [("idle", 0), ("loaded", 4)] {
+        for (name, p) in [("p50", 0.5), ("p99", 0.99), ("max", 1.0)] {
+            let (ticks, period) = (k.latenessTicks, k.latenessPeriodNs)
+            cases.append(BenchCase(workload: "timer_lateness_\(load)_\(name)", n: ticks, unit: "ns late", impls: [
+                ImplSpec(impl: "uvloop", make: UVLoopSide.timerLateness(ticks: ticks, periodNs: period, posters: posters, percentile: p)),
+                ImplSpec(impl: "nio", make: NIOSide.timerLateness(ticks: ticks, periodNs: period, posters: posters, percentile: p)),
+            ]))
+        }
+    }
     cases.append(BenchCase(workload: "operations", n: operationsN, unit: "ns/op", impls: [
         ImplSpec(impl: "uvloop", make: UVLoopSide.operations(n: operationsN)),
         ImplSpec(impl: "nio", make: NIOSide.operations(n: operationsN)),
@@ -216,6 +228,10 @@ let targets: [Target] = [
     valueAtMost(3, "timer_memory", timerMemoryN, 100, "bytes", "at most 100 bytes per pending timer"),
     within(4, "chunked_overhead", chunkedN, "plain_loop", 1.2, "chunked loop over 10M items <= 1.2x a plain for loop"),
     valueAtMost(4, "chunked_timer_lateness", chunkedN, 3_000_000, "ns", "timer every 5 ms during a 2 ms-budget chunked loop: p99 lateness <= 3 ms"),
+    faster(19, "timer_lateness_idle_p50", standard.latenessTicks, "nio", 1, "10 ms timer, idle loop: p50 lateness no worse than NIO's"),
+    faster(19, "timer_lateness_idle_p99", standard.latenessTicks, "nio", 1, "... p99 no worse than NIO's"),
+    faster(19, "timer_lateness_loaded_p50", standard.latenessTicks, "nio", 1, "10 ms timer, 4 threads posting: p50 lateness no worse than NIO's"),
+    faster(19, "timer_lateness_loaded_p99", standard.latenessTicks, "nio", 1, "... p99 no worse than NIO's"),
     faster(5, "operations", operationsN, "nio", 2, "100k block operations: >= 2x the throughput of NIOThreadPool + futures"),
     faster(5, "operations", operationsN, "dispatch", 2, "... and of DispatchQueue.global + DispatchGroup"),
     faster(7, "actor_hop", hopN, "nio", 2, "actor hop onto the loop and back >= 2x faster than on NIO's executor"),
