@@ -27,6 +27,8 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An ``Inbox`` of `capacity` values is full and the sender is the loop's own thread, which
     /// would have to wait for itself to drain it.
     case inboxFull(capacity: Int)
+    /// The `Inbox` was closed with `close()`; its loop may still be running.
+    case inboxClosed
     /// A wait with a timeout ran out before the work completed.
     case timedOut
     /// An argument was out of range; the message names it.
@@ -58,6 +60,8 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(operation) on the loop's thread would wait for work that needs the loop's thread (deadlock); await it or use a completion callback instead"
         case .inboxFull(let capacity):
             return "the inbox is full (\(capacity) values waiting) and this send is on the loop's thread, which must drain it first; create the inbox with a larger capacity, or send from another thread (which waits for room)"
+        case .inboxClosed:
+            return "the inbox was closed with close() and accepts no more values (the loop itself still runs); make a new inbox with loop.makeInbox to go on sending"
         case .timedOut:
             return "the wait timed out before the work completed"
         case .invalidArgument(let message):

@@ -42,9 +42,10 @@ public final class Inbox<Message: Sendable>: Sendable {
     ///
     /// When the inbox is full, a send from another thread waits until the loop has made room.
     /// - Parameter message: the value the receiver gets, after the values this thread sent before.
-    /// - Throws: ``LoopError/shutDown`` once the inbox or its loop is closed (the message was not
-    ///   sent); ``LoopError/inboxFull(capacity:)`` when the inbox is full and the caller is the
-    ///   loop's thread.
+    /// - Throws: ``LoopError/inboxClosed`` once the inbox is closed, ``LoopError/shutDown`` (or
+    ///   ``LoopError/detached``) once its loop is (the message was not sent);
+    ///   ``LoopError/inboxFull(capacity:)`` when the inbox is full and the caller is the loop's
+    ///   thread.
     @inlinable
     public func send(_ message: Message) throws(LoopError) {
         while true {
@@ -53,11 +54,18 @@ public final class Inbox<Message: Sendable>: Sendable {
                 ring.wakeIfNeeded(wake)
                 return
             case .closed:
-                throw LoopError.shutDown
+                throw whyClosed
             case .full:
                 try waitForRoom()
             }
         }
+    }
+
+    /// Why the ring refused a value: the loop's refusal once it stopped accepting work (its
+    /// shutdown or detach closed the inbox), otherwise the inbox's own `close()`.
+    @usableFromInline
+    var whyClosed: LoopError {
+        loop.isAcceptingWork ? .inboxClosed : loop.queue.refusal
     }
 
     /// A send found the ring full: make sure the loop is draining it, then let it run.

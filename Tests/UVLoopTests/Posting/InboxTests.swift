@@ -1,3 +1,4 @@
+import CLibUV
 import XCTest
 import Synchronization
 @testable import UVLoop
@@ -63,7 +64,11 @@ final class InboxTests: XCTestCase {
         try inbox.send(1)
         try inbox.send(2)
         inbox.close()
-        XCTAssertThrowsError(try inbox.send(3)) { XCTAssertEqual($0 as? LoopError, .shutDown) }
+        XCTAssertThrowsError(try inbox.send(3)) { error in
+            XCTAssertEqual(error as? LoopError, .inboxClosed, "the inbox is closed, not the loop")
+            XCTAssertTrue("\(error)".contains("makeInbox"), "\(error)")
+        }
+        XCTAssertTrue(loop.isAcceptingWork)
         try loop.runUntilIdle()
         XCTAssertEqual(received.values, [1, 2])
         inbox.close()
@@ -78,6 +83,17 @@ final class InboxTests: XCTestCase {
         loop.shutdown()
         XCTAssertEqual(received.values, [0, 1, 2])
         XCTAssertThrowsError(try inbox.send(3)) { XCTAssertEqual($0 as? LoopError, .shutDown) }
+    }
+
+    func testSendsToAnInboxOfADetachedLoopSayTheLoopWasDetached() throws {
+        let cLoop = makeCLoop()
+        defer { cLoop.deallocate() }
+        let loop = try Loop.adopt(cLoop)
+        let inbox = try loop.makeInbox(of: Int.self) { _ in }
+        try loop.detach()
+        XCTAssertThrowsError(try inbox.send(1)) { XCTAssertEqual($0 as? LoopError, .detached) }
+        uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
 
     func testEachWakeUpDeliversAtMostThePostBudget() throws {
