@@ -6,8 +6,10 @@ extension Loop {
     /// delay too large to represent is clamped to the end of time. A timer scheduled with zero delay
     /// from inside a timer callback fires on the next turn, never within the current one.
     ///
-    /// Resolution: the loop sleeps on a libuv timer with 1 ms granularity, rounded up, so a timer
-    /// never fires before its deadline and, on an idle loop, usually within about 1 ms after it.
+    /// Resolution: deadlines are kept in nanoseconds, and the loop sleeps until the earliest one
+    /// on the monotonic clock to the nanosecond, so a timer never fires before its deadline and,
+    /// on an idle loop, fires as soon as the kernel wakes the loop's thread (typically tens of
+    /// microseconds later).
     /// Under the manual clock, timers fire exactly at their deadlines as the test advances time.
     ///
     /// - Parameters:

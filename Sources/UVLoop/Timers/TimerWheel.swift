@@ -2,7 +2,8 @@
 /// timing wheel. Scheduling appends to a bucket (O(1), no comparisons); nothing is ordered until
 /// its bucket comes due, and a timer cancelled before then is never ordered at all.
 ///
-/// Time is counted in ticks of 2^20 ns (about 1 ms, the resolution the loop wakes up with). Level
+/// Time is counted in ticks of 2^20 ns (about 1 ms; entries due within the current tick go to
+/// the run or the heap, which keep nanosecond order). Level
 /// `L` has 64 buckets of 64^L ticks. An entry due at tick `t` sits on the level of the highest
 /// 6-bit group in which `t` differs from the wheel's current tick `now`, in the bucket that this
 /// group of `t` selects. So a level's non-empty buckets all lie after `now`, in index order, and
