@@ -74,6 +74,12 @@ import CLibUV
 /// still queued then runs on the releasing thread, so a loop with queued work must be released
 /// on its own thread (or shut down first); elsewhere that stops the program with a message that
 /// says so.
+///
+/// Work that captures its own loop (a pending timer, an inbox's receiver, a chunked loop or a
+/// tick sequence whose closure holds the ``Loop`` or a ``LoopBound`` of it) keeps the loop alive
+/// until that work has run or been cancelled: releasing your last reference then does not end
+/// the loop. Call ``shutdown()`` (``detach()`` for an adopted loop): it releases everything the
+/// pending work captured, and the loop with it.
 public final class Loop: Sendable {
     let queue: PostQueue
     /// The status of every timer, shared with the timers' handles (any thread).
@@ -102,6 +108,8 @@ public final class Loop: Sendable {
     ///     before the loop polls for I/O again.
     /// - Throws: ``LoopError/invalidArgument(_:)`` for a `postBudget` below 1;
     ///   ``LoopError/libuv(function:code:)`` when libuv cannot create the loop or its handles.
+    ///   (libuv 1.44's `uv_loop_init` keeps its epoll descriptor open when it fails part-way, a
+    ///   leak fixed in later libuv; it fails only when descriptors or memory run out.)
     public convenience init(clock: LoopClockSource = .system, postBudget: Int = 4096) throws(LoopError) {
         guard postBudget > 0 else {
             throw LoopError.invalidArgument("postBudget must be at least 1 (got \(postBudget))")
@@ -153,6 +161,18 @@ public final class Loop: Sendable {
         let adopted = try Loop(native: .adopt(loop), clock: .system, postBudget: postBudget)
         adopted.confined.value.isRunning = true
         return adopted
+    }
+
+    /// Adopts the `uv_loop_t` at `loop`, given as an untyped pointer: for a package that gets the
+    /// loop from its own C code and does not import libuv's Swift module. See
+    /// ``adopt(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``.
+    /// - Parameters:
+    ///   - loop: the address of the owner's `uv_loop_t`, initialized and not yet closed.
+    ///   - postBudget: see ``init(clock:postBudget:)``.
+    /// - Returns: the loop, attached to the owner's `uv_loop_t`; its thread is the calling thread.
+    /// - Throws: like the typed ``adopt(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``.
+    public static func adopt(_ loop: UnsafeMutableRawPointer, postBudget: Int = 4096) throws(LoopError) -> Loop {
+        try adopt(loop.assumingMemoryBound(to: uv_loop_t.self), postBudget: postBudget)
     }
 
     deinit {

@@ -64,6 +64,21 @@ final class AdoptedLoopTests: XCTestCase {
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
 
+    /// A package that gets its `uv_loop_t *` from its own C code (and does not import libuv's
+    /// Swift module) adopts it through an untyped pointer.
+    func testAdoptingThroughAnUntypedPointerAttachesToTheSameLoop() throws {
+        let cLoop = makeCLoop()
+        defer { cLoop.deallocate() }
+        let loop = try Loop.adopt(UnsafeMutableRawPointer(cLoop))
+        let log = Recorder<String>()
+        try loop.post { log.append("post") }
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(log.values, ["post"], "the owner's turn ran the work")
+        try loop.detach()
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(uv_loop_close(cLoop), 0)
+    }
+
     func testDetachOnAnOwnedLoopIsRejected() throws {
         let loop = try Loop.manual()
         XCTAssertThrowsError(try loop.detach()) { error in
