@@ -13,10 +13,14 @@ extension Loop {
     /// Shutdown waits for queued jobs: closing the loop runs it until every after-work callback has
     /// been delivered. On an adopted loop, jobs still in flight at `detach()` finish on the owner's
     /// turns, and the owner's `uv_loop_close` returns `UV_EBUSY` until they have.
-    /// - Throws: `LoopError.shutDown` (or `.detached`) once the loop no longer accepts work; the
-    ///   job was not queued and will not be called.
+    /// The process's first job first checks that libuv's pool can start its threads (see
+    /// `ThreadPoolStart`): libuv would abort the process if it cannot.
+    /// - Throws: `LoopError.shutDown` (or `.detached`) once the loop no longer accepts work;
+    ///   `LoopError.libuv` when the pool's threads cannot be started. The job was not queued and
+    ///   will not be called.
     @usableFromInline
     package func queueWork(_ job: any ThreadPoolJob) throws(LoopError) {
+        try ThreadPoolStart.ensure()
         try enqueue(.threadPoolWork(job))
     }
 
