@@ -269,4 +269,19 @@ final class SymbolDocumentationExamplesTests: XCTestCase {
         XCTAssertEqual(picker.picked, ["something"])
         loop.shutdown()
     }
+
+    func testARepeatingTimerCancelsItselfThroughTheHandleItIsGiven() throws {
+        let loop = try Loop.manual()
+        // docs:begin Loop-scheduleRepeating-handle-1
+        let countdown = LoopBound(3, loop: loop)
+        try loop.scheduleRepeating(every: .seconds(1)) { timer in
+            countdown.value -= 1
+            if countdown.value == 0 { timer.cancel() }
+        }
+        // docs:end
+        try loop.advanceTime(by: .seconds(10))
+        XCTAssertEqual(countdown.value, 0, "three runs, then the callback cancelled its own timer")
+        XCTAssertEqual(loop.scheduledTimerCount, 0)
+        loop.shutdown()
+    }
 }

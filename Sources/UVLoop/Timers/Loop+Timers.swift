@@ -71,6 +71,42 @@ extension Loop {
         return try schedule(after: delay ?? interval, repetition: repetition, work: .closure(work))
     }
 
+    /// Runs `work` on the loop's thread every `interval`, handing it the timer's own handle, so that
+    /// the callback can cancel its timer (or ask whether it is still pending) without storing the
+    /// handle somewhere first.
+    ///
+    /// Otherwise the same as ``scheduleRepeating(every:after:policy:_:)-(_,_,_,()->Void)``. The
+    /// handle the callback gets is the one this call returns.
+    ///
+    /// ```swift
+    /// let countdown = LoopBound(3, loop: loop)
+    /// try loop.scheduleRepeating(every: .seconds(1)) { timer in
+    ///     countdown.value -= 1
+    ///     if countdown.value == 0 { timer.cancel() }
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - interval: the time between two runs; at least 1 nanosecond.
+    ///   - delay: the time before the first run; `nil` for one `interval`.
+    ///   - policy: how the runs are spaced; see ``LoopTimer/RepeatPolicy``.
+    ///   - work: the closure to run each time, given the timer's handle.
+    /// - Returns: the timer's handle; dropping it does not cancel the timer.
+    /// - Throws: like ``scheduleRepeating(every:after:policy:_:)-(_,_,_,()->Void)``.
+    @discardableResult
+    public func scheduleRepeating(
+        every interval: Duration, after delay: Duration? = nil, policy: LoopTimer.RepeatPolicy = .fixedRate,
+        _ work: @escaping @Sendable (LoopTimer) -> Void
+    ) throws(LoopError) -> LoopTimer {
+        let nanoseconds = interval.saturatingNanoseconds
+        guard nanoseconds > 0 else {
+            throw LoopError.invalidArgument("a repeating timer's interval must be at least 1 nanosecond (got \(interval))")
+        }
+        let repetition = TimerRepetition(interval: UInt64(nanoseconds), policy: policy)
+        let timer = makeTimer()
+        try insert(timer, after: delay ?? interval, repetition: repetition, work: .closure { work(timer) })
+        return timer
+    }
+
     /// Suspends the calling task for `duration` on the loop's clock.
     ///
     /// Cancelling the task cancels the timer at once and throws `CancellationError`; a loop that

@@ -45,4 +45,17 @@ final class RepeatingTimerTests: XCTestCase {
             XCTAssertTrue(message.contains("interval must be at least 1 nanosecond"))
         }
     }
+
+    func testARepeatingTimerCallbackGetsTheHandleTheScheduleReturned() throws {
+        let loop = try Loop.manual()
+        let seen = LoopBound([LoopTimer](), loop: loop)
+        let timer = try loop.scheduleRepeating(every: .milliseconds(10), policy: .fixedDelay) { handle in
+            seen.value.append(handle)
+            if seen.value.count == 2 { XCTAssertTrue(handle.cancel(), "cancelling itself from inside") }
+        }
+        try loop.advanceTime(by: .milliseconds(100))
+        XCTAssertEqual(seen.value, [timer, timer])
+        XCTAssertFalse(timer.isPending)
+        loop.shutdown()
+    }
 }
