@@ -82,6 +82,11 @@ extension Loop {
     /// On the loop's thread it runs inline, at once, so it never deadlocks. From another thread it
     /// is posted (ordered with that thread's other posts) and the calling thread blocks until it has
     /// run.
+    ///
+    /// Blocking is what makes it a cycle hazard across loops: if the thread of loop A waits in
+    /// `B.invoke` while the thread of loop B waits in `A.invoke`, neither runs again (the same
+    /// holds for longer cycles). From a loop's thread, reach another loop with ``post(_:)`` or the
+    /// `async` ``invoke(_:)-41pf``, which suspends instead of blocking the caller's loop.
     /// - Parameter work: the closure to run on the loop's thread.
     /// - Returns: what `work` returned.
     /// - Throws: what `work` threw; ``LoopError/shutDown`` (or ``LoopError/detached``) if the
