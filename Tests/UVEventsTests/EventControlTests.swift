@@ -81,12 +81,13 @@ final class EventControlTests: XCTestCase {
         // Reached from inside a @Sendable action, so held by a LoopBound.
         let late = LoopBound(Picker(loop: loop), loop: loop)
         let removedLater = NativeMutex<EventConnection?>(nil)
-        // The first pair removes the third one and adds a fourth.
-        try control.addTarget(picker, action: { (picker: Picker) in
+        // The first pair removes the third one and adds a fourth. It holds its control weakly: a
+        // pair whose action holds its own control would keep the control alive.
+        try control.addTarget(picker, action: { [weak control] (picker: Picker) in
             { _ in
                 picker.reset()
                 _ = try? removedLater.withLock { $0 }?.remove()
-                _ = try? control.addTarget(late.value, action: Picker.reset, for: PickerEvent.reset)
+                _ = try? control?.addTarget(late.value, action: Picker.reset, for: PickerEvent.reset)
             }
         }, for: PickerEvent.reset)
         try control.addTarget(picker, action: Picker.lock, for: PickerEvent.lock)
