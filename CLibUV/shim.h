@@ -36,7 +36,8 @@ static inline void uvloop_eventfd_drain(int fd) {
     while (eventfd_read(fd, &value) != 0 && errno == EINTR) {}
 }
 
-static inline void uvloop_eventfd_close(int fd) {
+/* Closes a descriptor UVLoop opened (a wake eventfd or timerfd). */
+static inline void uvloop_close_fd(int fd) {
     close(fd);
 }
 
@@ -58,7 +59,7 @@ static inline int uvloop_timerfd_arm(int fd, uint64_t deadline) {
     return timerfd_settime(fd, TFD_TIMER_ABSTIME, &setting, NULL) < 0 ? -errno : 0;
 }
 
-/* The time left until the timer expires, in nanoseconds (0 when disarmed), or -errno. */
+/* The time left until the timer expires, in nanoseconds (0 when disarmed), or -errno; for tests. */
 static inline int64_t uvloop_timerfd_remaining(int fd) {
     struct itimerspec setting;
     if (timerfd_gettime(fd, &setting) < 0) return -errno;

@@ -44,6 +44,9 @@ struct LibUVHandle<Handle> {
     /// An unreferenced handle does not keep the loop alive on its own.
     func unref() { uv_unref(base) }
 
+    /// Undoes `unref()`: an active handle keeps the loop alive again.
+    func ref() { uv_ref(base) }
+
     /// Closes the handle; libuv calls back in a later closing phase, which releases the Swift
     /// callback, runs `onClose` and frees the memory. Closing twice does nothing.
     func close() {
@@ -67,6 +70,35 @@ struct LibUVHandle<Handle> {
         guard let data = handle?.assumingMemoryBound(to: uv_handle_t.self).pointee.data else { return }
         // Unmanaged: borrowed for the duration of the call; the handle holds the owning reference.
         Unmanaged<HandleCallback>.fromOpaque(data).takeUnretainedValue().fire()
+    }
+}
+
+extension LibUVHandle where Handle == uv_poll_t {
+    /// A `uv_poll_t` that watches descriptor `fd` for reading, already started: the loop's wake
+    /// eventfd and wake timer. `onReadable` runs on each wake-up, after `drain` has made the
+    /// descriptor unreadable again; `closeDescriptor` closes `fd` when libuv is done with the
+    /// handle, or at once when the handle cannot be created.
+    static func polling(
+        _ fd: Int32, on loop: NativeLoop, drain: @escaping () -> Void, onReadable: @escaping () -> Void,
+        closeDescriptor: @escaping () -> Void
+    ) throws(LoopError) -> LibUVHandle<uv_poll_t> {
+        let handle: LibUVHandle<uv_poll_t>
+        do {
+            handle = try LibUVHandle(
+                "uv_poll_init", initialize: { uv_poll_init(loop.pointer, $0, fd) },
+                fire: { drain(); onReadable() }, onClose: closeDescriptor)
+        } catch {
+            closeDescriptor()
+            throw error
+        }
+        let started = uv_poll_start(handle.pointer, Int32(UV_READABLE.rawValue)) { handle, _, _ in
+            LibUVHandle<uv_poll_t>.fire(handle)
+        }
+        guard started == 0 else {
+            handle.close()
+            throw LoopError.libuv(started, "uv_poll_start")
+        }
+        return handle
     }
 }
 

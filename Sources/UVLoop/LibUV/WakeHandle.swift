@@ -24,23 +24,9 @@ struct WakeHandle: @unchecked Sendable {
     init(loop: NativeLoop, _ onWake: @escaping () -> Void) throws(LoopError) {
         let fd = uvloop_eventfd_open()
         guard fd >= 0 else { throw LoopError.libuv(fd, "eventfd") }
-        let handle: LibUVHandle<uv_poll_t>
-        do {
-            handle = try LibUVHandle(
-                "uv_poll_init", initialize: { uv_poll_init(loop.pointer, $0, fd) },
-                fire: { uvloop_eventfd_drain(fd); onWake() }, onClose: { uvloop_eventfd_close(fd) })
-        } catch {
-            uvloop_eventfd_close(fd)
-            throw error
-        }
-        let started = uv_poll_start(handle.pointer, Int32(UV_READABLE.rawValue)) { handle, _, _ in
-            LibUVHandle<uv_poll_t>.fire(handle)
-        }
-        guard started == 0 else {
-            handle.close()
-            throw LoopError.libuv(started, "uv_poll_start")
-        }
-        self.handle = handle
+        handle = try .polling(
+            fd, on: loop, drain: { uvloop_eventfd_drain(fd) }, onReadable: onWake,
+            closeDescriptor: { uvloop_close_fd(fd) })
         self.fd = fd
     }
 

@@ -5,8 +5,13 @@ import CLibUV
 /// thread only.
 ///
 /// Not a `uv_timer_t`: libuv's timers count whole milliseconds of its cached loop time, so a timer
-/// rounded up to the next millisecond fired up to a millisecond late. While armed, the timer keeps
-/// the loop alive, as a libuv timer would; stopped, it does not.
+/// rounded up to the next millisecond fired up to a millisecond late.
+///
+/// The descriptor is polled from creation to close, and the handle is referenced only while the
+/// timer is armed: armed, it keeps the loop alive, as a libuv timer would; stopped, or once it has
+/// fired, it does not. Referencing and unreferencing are counters in libuv, so arming and stopping
+/// cost no `epoll_ctl`. A deadline left behind by `stop()` may still wake the loop once, which only
+/// makes it look for due timers.
 struct WakeTimer {
     let handle: LibUVHandle<uv_poll_t>
     let fd: Int32
@@ -14,32 +19,23 @@ struct WakeTimer {
     init(loop: NativeLoop, _ onTimer: @escaping () -> Void) throws(LoopError) {
         let fd = uvloop_timerfd_open()
         guard fd >= 0 else { throw LoopError.libuv(fd, "timerfd_create") }
-        do {
-            handle = try LibUVHandle(
-                "uv_poll_init", initialize: { uv_poll_init(loop.pointer, $0, fd) },
-                fire: { uvloop_timerfd_drain(fd); onTimer() }, onClose: { uvloop_eventfd_close(fd) })
-        } catch {
-            uvloop_eventfd_close(fd)
-            throw error
-        }
+        handle = try .polling(
+            fd, on: loop, drain: { uvloop_timerfd_drain(fd) }, onReadable: onTimer,
+            closeDescriptor: { uvloop_close_fd(fd) })
+        handle.unref()
         self.fd = fd
     }
 
     /// Arms the timer for `deadline` (monotonic nanoseconds; at once if it has passed), replacing
-    /// the deadline it had, and polls it.
+    /// the deadline it had; while armed it keeps the loop alive.
     func start(deadline: UInt64) {
         let status = uvloop_timerfd_arm(fd, deadline)
         misusePrecondition(status == 0, "UVLoop: timerfd_settime failed: \(LoopError.libuv(status, "timerfd_settime"))")
-        if !handle.isActive {
-            _ = uv_poll_start(handle.pointer, Int32(UV_READABLE.rawValue)) { handle, _, _ in
-                LibUVHandle<uv_poll_t>.fire(handle)
-            }
-        }
+        handle.ref()
     }
 
-    /// Stops polling the timer, so that it no longer keeps the loop alive. A deadline that passes
-    /// meanwhile is forgotten: `start` sets a new one and clears expirations not yet read.
-    func stop() { _ = uv_poll_stop(handle.pointer) }
+    /// Lets the loop end without this timer: after it fired, or when no timer is left.
+    func stop() { handle.unref() }
 
     func close() { handle.close() }
 }

@@ -4,7 +4,6 @@ import CLibUV
 /// the post queue, the next-iteration queue, the timers and the clock.
 ///
 /// One turn of libuv 1.44 runs: timers, pending, idle, prepare, poll, check, closing. UVLoop uses:
-/// - the wake timer (timer phase): marks timers due and starts the idle handle, which fires them;
 /// - the idle handle (idle phase): active only while something is runnable without waiting
 ///   (posted work left over or posted from the loop thread, next-iteration work, due timers,
 ///   pending chunked loops), which also makes libuv poll with a zero timeout; it fires due timers
@@ -15,6 +14,8 @@ import CLibUV
 ///   tells producers that the next post must wake it;
 /// - the wake handle (poll phase; an eventfd, see `WakeHandle`): drains work posted from other
 ///   threads;
+/// - the wake timer (poll phase; a timerfd armed for the earliest deadline, see `WakeTimer`):
+///   marks timers due and starts the idle handle, which fires them;
 /// - the check handle (check phase): drains work the loop thread posted during poll, then runs
 ///   the next-iteration snapshot.
 final class LoopEngine {
@@ -97,11 +98,22 @@ final class LoopEngine {
         self.clockSource = clock
         self.postBudget = postBudget
         self.threadPool = ThreadPoolQueue(loop: native)
-        wake = try WakeHandle(loop: native) { [unowned self] in self.onWake() }
-        idle = try IdleHandle(loop: native) { [unowned self] in self.onIdle() }
-        check = try CheckHandle(loop: native) { [unowned self] in self.onCheck() }
-        prepare = try PrepareHandle(loop: native) { [unowned self] in self.onPrepare() }
-        wakeTimer = try WakeTimer(loop: native) { [unowned self] in self.onWakeTimer() }
+        do {
+            wake = try WakeHandle(loop: native) { [unowned self] in self.onWake() }
+            idle = try IdleHandle(loop: native) { [unowned self] in self.onIdle() }
+            check = try CheckHandle(loop: native) { [unowned self] in self.onCheck() }
+            prepare = try PrepareHandle(loop: native) { [unowned self] in self.onPrepare() }
+            wakeTimer = try WakeTimer(loop: native) { [unowned self] in self.onWakeTimer() }
+        } catch {
+            // The handles made so far call back into this engine, which goes with the error:
+            // close them before any turn can fire them (an owned loop is then closed; an owner's
+            // loop keeps none of them).
+            wake?.close()
+            idle?.close()
+            check?.close()
+            prepare?.close()
+            throw error
+        }
         if !native.isOwned {
             // On a loop that C code owns, waiting for posts must not keep the owner's uv_run alive.
             wake.unref()
@@ -160,11 +172,11 @@ final class LoopEngine {
         afterCallback()
     }
 
-    /// Timers fire only from the idle phase, never here, so that one turn fires one budget of
-    /// them wherever libuv puts its timer phase: libuv 1.44 runs timers before the idle phase, and
-    /// again after the check phase under `UV_RUN_ONCE` (later versions, after every poll). Fired
-    /// here, a burst's first budget and a second one from the idle phase could share a turn.
+    /// The wake timer fired: it no longer keeps the loop alive (`rearm()` arms it again for the
+    /// next deadline after the burst). Timers fire only from the idle phase, never here, so that
+    /// one turn fires one budget of them however the owner runs the loop.
     func onWakeTimer() {
+        wakeTimer.stop()
         armedDeadline = nil
         timersDue = true
         startIdle()

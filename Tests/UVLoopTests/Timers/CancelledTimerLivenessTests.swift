@@ -68,4 +68,23 @@ final class CancelledTimerLivenessTests: XCTestCase {
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
+
+    func testATimerThatFiresAtItsDeadlineLeavesNothingThatKeepsTheOwnersLoopAlive() throws {
+        let cLoop = makeCLoop()
+        defer { cLoop.deallocate() }
+        let loop = try Loop.adopt(cLoop)
+        let fired = LoopBound(false, loop: loop)
+        try loop.schedule(at: LoopInstant(nanoseconds: monotonicNanoseconds() + 200_000)) { fired.value = true }
+        XCTAssertNotEqual(uv_loop_alive(cLoop), 0, "the pending timer keeps the loop alive")
+        // The owner turns its loop without blocking until the timer has fired (bounded, so that a
+        // timer that never fires fails the test instead of hanging it).
+        let giveUp = monotonicNanoseconds() + 10_000_000_000
+        while !fired.value && monotonicNanoseconds() < giveUp { uv_run(cLoop, UV_RUN_NOWAIT) }
+        XCTAssertTrue(fired.value)
+        uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(uv_loop_alive(cLoop), 0, "a fired timer must not keep the owner's loop alive")
+        try loop.detach()
+        uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(uv_loop_close(cLoop), 0)
+    }
 }
