@@ -43,10 +43,15 @@ enum ThreadPoolStart {
         }
     }
 
-    /// The size libuv gives its pool: `UV_THREADPOOL_SIZE`, 4 when unset, at least 1 and at most
-    /// 1024, read the way libuv 1.44 reads it.
-    static var poolSize: Int {
-        guard let text = getenv("UV_THREADPOOL_SIZE") else { return 4 }
-        return min(max(Int(atoi(text)), 1), 1024)
+    /// The size libuv gives its pool: `UV_THREADPOOL_SIZE`, 4 when unset, read the way libuv 1.44
+    /// reads it (`atoi` into an unsigned count: 0 becomes 1, and a negative value or one above 1024
+    /// becomes 1024).
+    static var poolSize: Int { poolSize(UV_THREADPOOL_SIZE: getenv("UV_THREADPOOL_SIZE").map { String(cString: $0) }) }
+
+    static func poolSize(UV_THREADPOOL_SIZE text: String?) -> Int {
+        guard let text else { return 4 }
+        let size = Int(atoi(text))
+        if size == 0 { return 1 }
+        return size < 0 || size > 1024 ? 1024 : size
     }
 }

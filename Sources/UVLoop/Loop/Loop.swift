@@ -108,8 +108,6 @@ public final class Loop: Sendable {
     ///     before the loop polls for I/O again.
     /// - Throws: ``LoopError/invalidArgument(_:)`` for a `postBudget` below 1;
     ///   ``LoopError/libuv(function:code:)`` when libuv cannot create the loop or its handles.
-    ///   (libuv 1.44's `uv_loop_init` keeps its epoll descriptor open when it fails part-way, a
-    ///   leak fixed in later libuv; it fails only when descriptors or memory run out.)
     public convenience init(clock: LoopClockSource = .system, postBudget: Int = 4096) throws(LoopError) {
         guard postBudget > 0 else {
             throw LoopError.invalidArgument("postBudget must be at least 1 (got \(postBudget))")

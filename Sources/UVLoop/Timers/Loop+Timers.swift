@@ -103,7 +103,13 @@ extension Loop {
         }
         let repetition = TimerRepetition(interval: UInt64(nanoseconds), policy: policy)
         let timer = makeTimer()
-        try insert(timer, after: delay ?? interval, repetition: repetition, work: .closure { work(timer) })
+        // The closure makes the handle when it runs, from a weak reference: holding the handle
+        // (which holds the loop) would keep the loop alive as long as the timer repeats.
+        let id = timer.id
+        try insert(timer, after: delay ?? interval, repetition: repetition, work: .closure { [weak self] in
+            guard let self else { return }
+            work(LoopTimer(loop: self, id: id))
+        })
         return timer
     }
 

@@ -24,6 +24,12 @@ final class ThreadPoolStartTests: XCTestCase {
 
     func testThePoolSizeIsReadAsLibuvReadsIt() {
         XCTAssertEqual(ThreadPoolStart.poolSize, threadPoolSize)
+        XCTAssertEqual(ThreadPoolStart.poolSize(UV_THREADPOOL_SIZE: nil), 4)
+        XCTAssertEqual(ThreadPoolStart.poolSize(UV_THREADPOOL_SIZE: "8"), 8)
+        XCTAssertEqual(ThreadPoolStart.poolSize(UV_THREADPOOL_SIZE: "0"), 1)
+        XCTAssertEqual(ThreadPoolStart.poolSize(UV_THREADPOOL_SIZE: "junk"), 1, "atoi reads 0")
+        XCTAssertEqual(ThreadPoolStart.poolSize(UV_THREADPOOL_SIZE: "-1"), 1024, "unsigned in libuv: huge, then capped")
+        XCTAssertEqual(ThreadPoolStart.poolSize(UV_THREADPOOL_SIZE: "5000"), 1024)
     }
 
     func testTheCheckPassesWhenThreadsCanStart() throws {

@@ -12,6 +12,10 @@ final class EndOfTimeTests: XCTestCase {
             LoopInstant(nanoseconds: 5 + UInt64(Int64.max)), "a duration that fits is exact")
         XCTAssertEqual(LoopInstant(nanoseconds: .max).advanced(by: .seconds(Int64.min)), LoopInstant(nanoseconds: 0))
         XCTAssertEqual(LoopInstant(nanoseconds: 7).advanced(by: .seconds(-1)), LoopInstant(nanoseconds: 0))
+        XCTAssertEqual(LoopInstant(nanoseconds: .max).advanced(by: Duration(attoseconds: .min)), LoopInstant(nanoseconds: 0))
+        XCTAssertEqual(
+            LoopInstant(nanoseconds: .max).advanced(by: .nanoseconds(Int64.min)),
+            LoopInstant(nanoseconds: .max - UInt64(Int64.max) - 1), "a duration that fits is exact")
     }
 
     func testDelaysSaturateAtTheEndOfTime() {

@@ -1,6 +1,7 @@
 import XCTest
 @testable import UVLoop
 import UVLoopTesting
+import UVTestSupport
 
 /// `scheduleRepeating(every:)`: fixed-rate and fixed-delay policies, and the interval's bounds.
 final class RepeatingTimerTests: XCTestCase {
@@ -57,5 +58,17 @@ final class RepeatingTimerTests: XCTestCase {
         XCTAssertEqual(seen.value, [timer, timer])
         XCTAssertFalse(timer.isPending)
         loop.shutdown()
+    }
+
+    func testARepeatingTimerGivenItsHandleDoesNotKeepItsLoopAlive() throws {
+        weak var weakLoop: Loop?
+        let runs = Counter()
+        do {
+            let loop = try Loop()
+            weakLoop = loop
+            try loop.scheduleRepeating(every: .seconds(3600)) { _ in runs.increment() }
+        }
+        XCTAssertNil(weakLoop, "releasing the last reference ended the loop and its timer")
+        XCTAssertEqual(runs.value, 0)
     }
 }
