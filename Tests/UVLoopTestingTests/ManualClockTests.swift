@@ -164,9 +164,10 @@ final class ManualClockTests: XCTestCase {
         system.shutdown()
 
         let thread = try Loop.startThread(name: "manual-clock", clock: .manual)
-        // advanceTime(to:); advanceTime(by:) reads the manual clock first, which off the loop's
-        // thread is a precondition failure rather than an error.
         XCTAssertThrowsError(try thread.loop.advanceTime(to: LoopInstant(nanoseconds: 1_000_000))) { error in
+            XCTAssertEqual(error as? LoopError, .notOnLoopThread(operation: "advanceTime"))
+        }
+        XCTAssertThrowsError(try thread.loop.advanceTime(by: .milliseconds(1))) { error in
             XCTAssertEqual(error as? LoopError, .notOnLoopThread(operation: "advanceTime"))
         }
         try thread.shutdown()
