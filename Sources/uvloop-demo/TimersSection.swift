@@ -23,19 +23,39 @@ func runTimersSection() throws {
     print("  a handle is a value: a copy is the same timer (\(copy == early)), inert once it ran: cancel() \(copy.cancel())")
 
     let ticks = LoopBound(0, loop: loop)
-    let repeating = try loop.scheduleRepeating(every: .milliseconds(10)) {
+    try loop.scheduleRepeating(every: .milliseconds(10)) { timer in
         ticks.value += 1
         log.value.append("tick \(ticks.value) at +\(start.duration(to: loop.now)) (fixed rate, 10 ms)")
+        if ticks.value == 4 { log.value.append("the callback cancels its own timer: \(timer.cancel())") }
     }
-    try loop.schedule(after: .milliseconds(45)) {
-        log.value.append("cancel the repeating timer: \(repeating.cancel())")
-        loop.stop()
-    }
+    try loop.schedule(after: .milliseconds(45)) { loop.stop() }
     try loop.run()
     for line in log.value { print("  \(line)") }
     loop.shutdown()
+    try runSubMillisecondTimers()
     try runTimerBurst()
     print()
+}
+
+/// Timers keep nanosecond deadlines and the loop sleeps until the earliest one: a 250 us timer
+/// fires a fraction of a millisecond after its deadline, never before it.
+private func runSubMillisecondTimers() throws {
+    let loop = try Loop()
+    let lateness = LoopBound([Duration](), loop: loop)
+    @Sendable func chain(_ remaining: Int) {
+        let deadline = loop.now.advanced(by: .microseconds(250))
+        _ = try? loop.schedule(at: deadline) {
+            lateness.value.append(deadline.duration(to: loop.now))
+            if remaining > 1 { chain(remaining - 1) } else { loop.stop() }
+        }
+    }
+    try loop.post { chain(20) }
+    try loop.run()
+    let sorted = lateness.value.sorted()
+    let microseconds = { (d: Duration) in d.components.attoseconds / 1_000_000_000_000 + d.components.seconds * 1_000_000 }
+    print("  20 timers 250 us apart fired after their deadlines by a median of \(microseconds(sorted[sorted.count / 2])) us"
+        + " (never early: \(sorted.first! >= .zero))")
+    loop.shutdown()
 }
 
 /// More timers due at once than one turn's budget: they fire over several turns, in order, and
