@@ -44,10 +44,16 @@ final class WorkerOperationTests: LoopThreadTestCase {
             let request = Mutex<OperationRequest<Int>?>(nil)
         }
         weak var weakOwner: Owner?
+        // The worker is held until the test has looked: an instant worker could finish, and its
+        // request let go of the owner, before the first assertion.
+        let proceed = Gate()
         let request = try { () throws -> OperationRequest<Int> in
             let owner = Owner()
             weakOwner = owner
-            let request = try WorkerOperation { 21 }
+            let request = try WorkerOperation { () -> Int in
+                proceed.pass()
+                return 21
+            }
                 .transform { [owner] outcome in
                     withExtendedLifetime(owner) { outcome.value = outcome.value.map { $0 * 2 } }
                 }
@@ -57,6 +63,7 @@ final class WorkerOperationTests: LoopThreadTestCase {
             return request
         }()
         XCTAssertNotNil(weakOwner, "the running request keeps its closures")
+        proceed.open()
         XCTAssertEqual(try request.wait().value, 42)
         XCTAssertNil(weakOwner, "the finished request released its closures, and with them the owner")
     }
