@@ -5,7 +5,7 @@ import CLibUV
 /// A `Loop` either owns its `uv_loop_t` (created by ``init(clock:postBudget:)`` or
 /// ``startThread(name:clock:postBudget:)``, run with ``run()`` or stepped with ``runOnce()`` and
 /// ``runUntilIdle(maxIterations:)``), or adopts one that C code owns and runs
-/// (``adopt(_:postBudget:)``), in which case UVLoop only adds its handles to it and never calls
+/// (``adopt(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``), in which case UVLoop only adds its handles to it and never calls
 /// `uv_run`.
 ///
 /// ## Threads

@@ -2,7 +2,7 @@
 /// is still pending. Usable from any thread; every method is idempotent.
 ///
 /// Get one from ``Loop/schedule(after:_:)``, ``Loop/schedule(at:_:)`` or
-/// ``Loop/scheduleRepeating(every:after:policy:_:)``. A one-shot timer ends in exactly one of two
+/// ``Loop/scheduleRepeating(every:after:policy:_:)-(_,_,_,()->Void)``. A one-shot timer ends in exactly one of two
 /// ways, decided atomically: it runs (at its deadline or through ``fire()``), or it is cancelled.
 /// A repeating timer runs until it is cancelled or fired. Dropping the handle changes nothing.
 ///
