@@ -8,13 +8,15 @@ final class TimerResolutionTests: XCTestCase {
     func testTheWakeTimerIsArmedForTheExactDeadline() throws {
         let loop = try Loop()
         let before = monotonicNanoseconds()
-        let timer = try loop.schedule(after: .microseconds(1_500)) {}
+        // Two seconds and a half millisecond: far enough that a slow test machine still finds the
+        // timer armed, with a fraction of a millisecond that rounding up would lose.
+        let timer = try loop.schedule(after: .microseconds(2_000_500)) {}
         let engine = loop.confined.value
         let fd = engine.wakeTimer.fd
         let remaining = uvloop_timerfd_remaining(fd)
         XCTAssertGreaterThan(remaining, 0, "armed")
-        XCTAssertLessThanOrEqual(remaining, 1_500_000, "never later than the deadline: no rounding up to 2 ms")
-        XCTAssertEqual(engine.armedDeadline.map { $0 >= before + 1_500_000 }, true)
+        XCTAssertLessThanOrEqual(remaining, 2_000_500_000, "never later than the deadline: no rounding up to 2.001 s")
+        XCTAssertEqual(engine.armedDeadline.map { $0 >= before + 2_000_500_000 }, true)
         XCTAssertTrue(timer.cancel())
         XCTAssertEqual(uvloop_timerfd_remaining(fd) >= 0, true)
         XCTAssertNil(engine.armedDeadline, "the last cancel disarms")
