@@ -176,8 +176,7 @@ final class LoopEngine {
     /// next deadline after the burst). Timers fire only from the idle phase, never here, so that
     /// one turn fires one budget of them however the owner runs the loop.
     func onWakeTimer() {
-        wakeTimer.stop()
-        armedDeadline = nil
+        disarm()
         timersDue = true
         startIdle()
     }

@@ -56,6 +56,11 @@ extension LoopEngine {
     /// once for an entry that was cancelled, and then re-arms for the next.
     private func disarmIfNoTimers() {
         guard timers.count == 0, armedDeadline != nil, !handlesClosed else { return }
+        disarm()
+    }
+
+    /// Lets the loop end without the wake timer: it fired, or no timer is left to wake for.
+    func disarm() {
         wakeTimer.stop()
         armedDeadline = nil
     }
@@ -118,7 +123,7 @@ extension LoopEngine {
     /// Points the wake timer (or, when already due, the idle handle) at the earliest deadline.
     private func rearm() {
         guard let deadline = timers.deadlineBound else {
-            if armedDeadline != nil { wakeTimer.stop(); armedDeadline = nil }
+            if armedDeadline != nil { disarm() }
             return
         }
         if deadline <= now {
