@@ -270,6 +270,21 @@ final class SymbolDocumentationExamplesTests: XCTestCase {
         loop.shutdown()
     }
 
+    func testAnIdleTimeoutIsPushedBack() throws {
+        let loop = try Loop.manual()
+        // docs:begin LoopTimer-reschedule
+        let closed = LoopBound(false, loop: loop)
+        let idle = try loop.schedule(after: .seconds(30)) { closed.value = true }
+        // Each message received pushes the idle timeout back:
+        idle.reschedule(after: .seconds(30))
+        // docs:end
+        try loop.advanceTime(by: .seconds(29))
+        XCTAssertFalse(closed.value)
+        try loop.advanceTime(by: .seconds(1))
+        XCTAssertTrue(closed.value)
+        loop.shutdown()
+    }
+
     func testARepeatingTimerCancelsItselfThroughTheHandleItIsGiven() throws {
         let loop = try Loop.manual()
         // docs:begin Loop-scheduleRepeating-handle-1

@@ -24,6 +24,21 @@ final class TimersExamples: XCTestCase {
         loop.shutdown()
     }
 
+    func testPushingATimeoutBack() throws {
+        let loop = try Loop.manual()
+        // docs:begin reschedule
+        let timedOut = LoopBound(false, loop: loop)
+        let idle = try loop.schedule(after: .seconds(30)) { timedOut.value = true }
+        try loop.advanceTime(by: .seconds(20))
+        idle.reschedule(after: .seconds(30))         // a message arrived: due at 50 s now
+        try loop.advanceTime(by: .seconds(20))       // 40 s: still pending
+        try loop.advanceTime(by: .seconds(10))       // 50 s: timedOut.value == true
+        // docs:end
+        XCTAssertTrue(timedOut.value)
+        XCTAssertFalse(idle.isPending)
+        loop.shutdown()
+    }
+
     func testRepeating() throws {
         let loop = try Loop.manual()
         // docs:begin repeating

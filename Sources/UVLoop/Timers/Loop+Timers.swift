@@ -177,7 +177,7 @@ extension Loop {
     }
 
     /// When a timer is due: at an instant, or after a delay from "now".
-    private enum Deadline: Sendable {
+    enum Deadline: Sendable {
         case absolute(UInt64)
         case after(UInt64)
 
@@ -248,6 +248,30 @@ extension Loop {
             // longer accepts work, shutdown has already released every pending timer's closure.
             try? enqueue(.run { [confined, id = timer.id] in confined.value.discard(id, current: false) })
         }
+    }
+
+    /// Moves a pending timer: on the loop's thread at once, from another thread through a post
+    /// (a delay then counts from the call on the system clock, as for `schedule`).
+    func reschedule(_ timer: LoopTimer, to deadline: Deadline) -> Bool {
+        guard isOnLoopThread else {
+            guard timer.isPending else { return false }
+            var deadline = deadline
+            if case .after = deadline, clockSource == .system {
+                deadline = .absolute(deadline.resolved(now: monotonicNanoseconds()))
+            }
+            do {
+                try enqueue(.run { [confined, deadline, id = timer.id] in
+                    let state = confined.value
+                    _ = state.reschedule(id, deadline: deadline.resolved(now: state.now))
+                })
+            } catch {
+                // The loop no longer accepts work: shutdown cancels every pending timer.
+                return false
+            }
+            return true
+        }
+        let state = confined.value
+        return state.reschedule(timer.id, deadline: deadline.resolved(now: state.now))
     }
 
     func fireNow(_ timer: LoopTimer) -> Bool {

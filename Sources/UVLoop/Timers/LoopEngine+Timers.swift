@@ -5,6 +5,8 @@ extension LoopEngine {
     /// caller resolved `deadline` against. A timer cancelled on its way here is dropped; one fired
     /// on its way (see `TimerQueue.insert`) runs now.
     func schedule(_ id: UInt64, deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: consuming TimerWork) {
+        // Rescheduled on its way here: the newer deadline wins.
+        let deadline = timers.takeMovedDeadline(slot: TimerSlots.slot(id)) ?? deadline
         if let ended = timers.insert(id, deadline: deadline, now: now, repetition: repetition, work: work) {
             // Fired on its way here: it runs now, as it arrives. Cancelled: dropped here.
             if ended.wasFired { run(ended.work) }
@@ -31,6 +33,13 @@ extension LoopEngine {
         } else if armedDeadline.map({ deadline < $0 }) ?? true {
             arm(for: deadline)
         }
+    }
+
+    /// Moves pending timer `id` to `deadline` (the loop thread's half of `LoopTimer.reschedule`).
+    func reschedule(_ id: UInt64, deadline: UInt64) -> Bool {
+        guard timers.reschedule(id, deadline: deadline) else { return false }
+        noteScheduled(deadline, now: now)
+        return true
     }
 
     /// Removes a timer that was cancelled; drops its work here, on the loop's thread. `current`:
@@ -97,6 +106,11 @@ extension LoopEngine {
                 }
                 run(work)
                 let now = self.now
+                if let moved = timers.takeMovedDeadline(slot: slot), slots.isPending(slot: slot) {
+                    // Rescheduled by its callback: the next tick is where it was moved to.
+                    timers.reinsert(slot: slot, deadline: moved)
+                    continue
+                }
                 let next = repetition.nextDeadline(after: entry.deadline, now: now)
                 if next > now, slots.isPending(slot: slot) {
                     timers.reinsert(slot: slot, deadline: next)

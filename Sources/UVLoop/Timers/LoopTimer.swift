@@ -2,8 +2,8 @@
 /// is still pending. Usable from any thread; every method is idempotent.
 ///
 /// Get one from ``Loop/schedule(after:_:)``, ``Loop/schedule(at:_:)`` or
-/// ``Loop/scheduleRepeating(every:after:policy:_:)-(_,_,_,()->Void)``. A one-shot timer ends in exactly one of two
-/// ways, decided atomically: it runs (at its deadline or through ``fire()``), or it is cancelled.
+/// ``Loop/scheduleRepeating(every:after:policy:_:)-(_,_,_,()->Void)``. ``reschedule(after:)`` moves
+/// it to a new deadline. A one-shot timer ends in exactly one of two ways, decided atomically: it runs (at its deadline or through ``fire()``), or it is cancelled.
 /// A repeating timer runs until it is cancelled or fired. Dropping the handle changes nothing.
 ///
 /// The handle is a small value (the loop and a generation-checked slot of the loop's timer table),
@@ -68,6 +68,44 @@ public struct LoopTimer: Sendable, Hashable {
         if loop.isOnLoopThread { return loop.fireNow(self) }
         guard isPending else { return false }
         return (try? loop.invoke { [self] in loop.fireNow(self) }) ?? false
+    }
+
+    /// Moves the timer's next run to `delay` from now, keeping its closure, its handle and (for a
+    /// repeating timer) its interval: libuv's `uv_timer_again`, for a timeout that every sign of
+    /// life pushes back. Callable from any thread.
+    ///
+    /// Moving a timer costs about what scheduling one does, with no cancel and no new handle; it
+    /// may move the deadline later or earlier. A repeating timer's later runs follow from the new
+    /// deadline by its ``RepeatPolicy``; called from inside its own callback, it sets when the
+    /// next run comes. A timer moved to a deadline that has passed runs on the loop's next turn.
+    ///
+    /// ```swift
+    /// let closed = LoopBound(false, loop: loop)
+    /// let idle = try loop.schedule(after: .seconds(30)) { closed.value = true }
+    /// // Each message received pushes the idle timeout back:
+    /// idle.reschedule(after: .seconds(30))
+    /// ```
+    ///
+    /// On the loop's thread the move happens before this returns. From another thread it travels
+    /// to the loop like a post, in order with the calling thread's other posts; the delay counts
+    /// from this call (under a manual clock: from when the loop receives it). If the timer runs,
+    /// is fired or is cancelled before the move arrives, the move does nothing.
+    /// - Parameter delay: the time until the next run, on the loop's clock; a negative delay counts
+    ///   as zero, and one too large to represent is clamped to the end of time.
+    /// - Returns: `false` if the timer has already ended (ran, was fired or cancelled, or the loop
+    ///   has shut down), so there was nothing to move; otherwise `true`.
+    @discardableResult
+    public func reschedule(after delay: Duration) -> Bool {
+        loop.reschedule(self, to: .after(delay.delayNanoseconds))
+    }
+
+    /// Moves the timer's next run to `deadline` on the loop's clock (at once, on the loop's next
+    /// turn, if it has passed). Otherwise the same as ``reschedule(after:)``.
+    /// - Parameter deadline: when to run next, on the loop's clock (see ``Loop/now``).
+    /// - Returns: `false` if the timer has already ended; otherwise `true`.
+    @discardableResult
+    public func reschedule(at deadline: LoopInstant) -> Bool {
+        loop.reschedule(self, to: .absolute(deadline.nanoseconds))
     }
 
     /// Two handles are equal when they are the same scheduling of the same loop.

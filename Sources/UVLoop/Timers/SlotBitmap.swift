@@ -24,6 +24,11 @@ struct SlotBitmap: ~Copyable {
         words[Int(slot >> 6)] &= ~(1 &<< UInt64(slot & 63))
     }
 
+    /// Clears every bit.
+    mutating func removeAll() {
+        for index in 0..<words.count where words[index] != 0 { words[index] = 0 }
+    }
+
     /// Clears every bit, appending each slot that was set to `list`, highest first.
     mutating func removeAll(into list: inout NoncopyableArray<UInt32>) {
         var index = words.count

@@ -19,6 +19,11 @@
 /// entries as scheduled timers. A cancel-heavy workload (timeouts that are almost always
 /// cancelled) thus never orders, let alone walks, its timers.
 ///
+/// Rescheduling (moving a pending timer to a new deadline) adds a new entry for the same slot; the
+/// old one stays behind, stale, and is dropped like a dead entry. Slots with more than one entry
+/// are marked in a second bitmap, and only for those is the entry's sequence compared with the
+/// slot's live one (kept in `moves`), so timers that are never rescheduled pay one bit test.
+///
 /// Whether a timer is pending, fired or cancelled is not kept here but in `TimerSlots`, where any
 /// thread can change it; a slot is reused (next generation) only once its entry is gone.
 ///
@@ -26,6 +31,13 @@
 /// to the caller, which runs or drops it after the access ends, so a callback may schedule or
 /// cancel other timers re-entrantly.
 struct TimerQueue: ~Copyable {
+    /// The entries of a rescheduled slot: the live one's sequence number, and how many (live and
+    /// stale) are still in the queue. The slot is freed only once the last one has left.
+    struct Moves {
+        var liveSequence: UInt64
+        var entries: UInt32
+    }
+
     struct Slot {
         /// Nil while the slot is free or holds a dead entry.
         var work: TimerWork?
@@ -52,6 +64,15 @@ struct TimerQueue: ~Copyable {
     /// them in descending order, so that they are handed out again in ascending order and a burst
     /// of new timers touches memory front to back.
     private var dead = SlotBitmap()
+    /// The slots that may have stale entries besides their live one (see `Moves`).
+    private var rescheduled = SlotBitmap()
+    /// For each slot in `rescheduled`: which entry is live, and how many it has. Meaningless for
+    /// other slots, whose single entry is live exactly when the slot is in `scheduled`.
+    private var moves = NoncopyableArray<Moves>()
+    /// Deadlines for pending timers that had no entry when they were rescheduled (on their way
+    /// from another thread, or repeating and running their callback): they apply when the timer is
+    /// scheduled or re-armed.
+    private var movedDeadlines: [UInt32: UInt64] = [:]
     /// The sequence number the next entry gets: timers scheduled from now on compare later.
     private(set) var nextSequence: UInt64 = 0
 
@@ -66,6 +87,9 @@ struct TimerQueue: ~Copyable {
     init(shared: TimerSlots) {
         self.shared = shared
     }
+
+    /// Entries in the queue, live, dead and stale (for tests of compaction).
+    var entryCount: Int { run.count - runStart + heap.count + wheel.count }
 
     /// The earliest scheduled deadline, exactly. To find it this may take wheel buckets out ahead
     /// of the clock (harmless: later entries for those ticks go to the run or the heap), so the
@@ -164,17 +188,56 @@ struct TimerQueue: ~Copyable {
         enqueue(slot: slot, deadline: deadline)
     }
 
+    /// Moves pending timer `id` to `deadline`, keeping its work; returns false if it has ended.
+    /// A timer with an entry gets a new one (the old turns stale); one without (on its way here,
+    /// or a repeating timer inside its callback) keeps the deadline until it is scheduled: the
+    /// caller asks `takeMovedDeadline` then.
+    mutating func reschedule(_ id: UInt64, deadline: UInt64) -> Bool {
+        guard shared.isPending(id) else { return false }
+        let slot = TimerSlots.slot(id)
+        guard Int(slot) < slots.count, scheduled.contains(slot) else {
+            movedDeadlines[slot] = deadline
+            return true
+        }
+        if !rescheduled.contains(slot) {
+            rescheduled.insert(slot)
+            while moves.count <= Int(slot) { moves.append(Moves(liveSequence: 0, entries: 0)) }
+            moves[Int(slot)] = Moves(liveSequence: 0, entries: 1)
+        }
+        // The old entry is stale from here on: it counts as dead until it is dropped.
+        deadCount += 1
+        place(slot: slot, deadline: deadline)
+        if deadCount > 64 && deadCount > count { dropDeadEntries() }
+        return true
+    }
+
+    /// The deadline a timer was moved to while it had no entry, if any; forgets it.
+    @inline(__always)
+    mutating func takeMovedDeadline(slot: UInt32) -> UInt64? {
+        movedDeadlines.isEmpty ? nil : movedDeadlines.removeValue(forKey: slot)
+    }
+
     private mutating func grow(toCover slot: UInt32) {
         while slots.count <= Int(slot) { slots.append(Slot(work: nil, repetition: .none)) }
         scheduled.reserve(slots.count)
         dead.reserve(slots.count)
+        rescheduled.reserve(slots.count)
     }
 
     private mutating func enqueue(slot: UInt32, deadline: UInt64) {
         scheduled.insert(slot)
         count += 1
+        place(slot: slot, deadline: deadline)
+    }
+
+    /// Adds an entry for `slot`, which becomes the slot's live one.
+    private mutating func place(slot: UInt32, deadline: UInt64) {
         let entry = TimerEntry(deadline: deadline, sequence: nextSequence, slot: slot)
         nextSequence &+= 1
+        if rescheduled.contains(slot) {
+            moves[Int(slot)].liveSequence = entry.sequence
+            moves[Int(slot)].entries += 1
+        }
         if extendsRun(entry) {
             // In order: it never needs sorting, however far off it is.
             appendToRun(entry)
@@ -214,8 +277,8 @@ struct TimerQueue: ~Copyable {
         while let bucket = wheel.takeNextBucket(notAfter: tick) {
             for position in 0..<bucket.count {
                 let entry = bucket[position]
-                if !scheduled.contains(entry.slot) {
-                    dropDead(entry.slot)
+                if !isLive(entry) {
+                    dropStale(entry.slot)
                 } else if !wheel.insert(entry) {
                     addNear(entry)
                 }
@@ -267,11 +330,12 @@ struct TimerQueue: ~Copyable {
             }
             guard entry.deadline <= now, entry.sequence < sequenceLimit else { return nil }
             if fromRun { popRun() } else { heap.removeTop() }
-            if scheduled.contains(entry.slot) {
+            if isLive(entry) {
                 clearScheduled(entry.slot)
+                if rescheduled.contains(entry.slot) { entryLeft(entry.slot) }
                 return entry
             }
-            dropDead(entry.slot)
+            dropStale(entry.slot)
         }
     }
 
@@ -282,10 +346,15 @@ struct TimerQueue: ~Copyable {
         Int(slot) < slots.count ? slots[Int(slot)].work : nil
     }
 
-    /// Frees the slot of a popped timer and returns its work for the caller to run or drop.
+    /// Frees the slot of a popped timer and returns its work for the caller to run or drop. A slot
+    /// with stale entries left is freed when the last of them is dropped.
     mutating func release(slot: UInt32) -> TimerWork? {
         let work = slots[Int(slot)].work == nil ? nil : takeWork(slot)
-        free(slot)
+        if rescheduled.contains(slot) {
+            dead.insert(slot)
+        } else {
+            free(slot)
+        }
         return work
     }
 
@@ -300,7 +369,7 @@ struct TimerQueue: ~Copyable {
         for index in runStart..<run.count { entries.append(run[index]) }
         heap.appendEntries(to: &entries)
         wheel.removeAll(into: &entries)
-        var live = entries.filter { scheduled.contains($0.slot) }
+        var live = entries.filter { isLive($0) }
         live.sort { $0.fires(before: $1) }
         var result: [(slot: UInt32, work: TimerWork)] = []
         for entry in live {
@@ -308,6 +377,7 @@ struct TimerQueue: ~Copyable {
             result.append((entry.slot, takeWork(entry.slot)))
             free(entry.slot)
         }
+        rescheduled.removeAll()
         freeDeadSlots()
         run.removeAll(keepingCapacity: false)
         runStart = 0
@@ -329,11 +399,47 @@ struct TimerQueue: ~Copyable {
         slots.exchange(at: Int(slot), with: Slot(work: nil, repetition: .none)).work!
     }
 
-    /// Frees the slot of a dead entry that was just dropped.
-    private mutating func dropDead(_ slot: UInt32) {
-        dead.remove(slot)
+    /// Whether `entry` is its timer's live entry: the timer is scheduled and, if it was
+    /// rescheduled, this is its latest entry.
+    @inline(__always)
+    private func isLive(_ entry: TimerEntry) -> Bool {
+        Self.isLive(entry, scheduled: scheduled, rescheduled: rescheduled, moves: moves)
+    }
+
+    /// `isLive` on the parts it reads, for closures that run while the wheel or heap is changing.
+    @inline(__always)
+    private static func isLive(
+        _ entry: TimerEntry, scheduled: borrowing SlotBitmap, rescheduled: borrowing SlotBitmap,
+        moves: borrowing NoncopyableArray<Moves>
+    ) -> Bool {
+        scheduled.contains(entry.slot)
+            && (!rescheduled.contains(entry.slot) || moves[Int(entry.slot)].liveSequence == entry.sequence)
+    }
+
+    /// Accounts for a dead or stale entry of `slot` that was just dropped, freeing the slot once
+    /// no entry of a dead timer is left.
+    @inline(__always)
+    private mutating func dropStale(_ slot: UInt32) {
+        guard rescheduled.contains(slot) else {
+            dead.remove(slot)
+            deadCount -= 1
+            free(slot)
+            return
+        }
         deadCount -= 1
-        free(slot)
+        entryLeft(slot)
+    }
+
+    /// One entry of rescheduled `slot` left the queue; after the last one the slot is an ordinary
+    /// slot again, and freed if its timer has ended.
+    private mutating func entryLeft(_ slot: UInt32) {
+        moves[Int(slot)].entries -= 1
+        guard moves[Int(slot)].entries == 0 else { return }
+        rescheduled.remove(slot)
+        if dead.contains(slot) {
+            dead.remove(slot)
+            free(slot)
+        }
     }
 
     /// Frees the slots of every dead entry (all dropped), highest first: `allocate` hands them out
@@ -345,6 +451,7 @@ struct TimerQueue: ~Copyable {
     }
 
     private mutating func free(_ slot: UInt32) {
+        if !movedDeadlines.isEmpty { movedDeadlines[slot] = nil }
         freeSlots.append(slot)
         handBackIfWanted()
     }
@@ -360,28 +467,30 @@ struct TimerQueue: ~Copyable {
 
     /// Drops dead entries at the front of the run and the top of the heap, freeing their slots.
     private mutating func dropDeadFronts() {
-        while runStart < run.count, !scheduled.contains(run[runStart].slot) {
-            dropDead(run[runStart].slot)
+        while runStart < run.count, !isLive(run[runStart]) {
+            dropStale(run[runStart].slot)
             popRun()
         }
-        while let top = heap.top, !scheduled.contains(top.slot) {
-            dropDead(top.slot)
+        while let top = heap.top, !isLive(top) {
+            dropStale(top.slot)
             heap.removeTop()
         }
     }
 
-    /// Removes every dead entry, keeping the run's order, and rebuilds the heap: O(n), reading the
-    /// entries in order and one bit per entry.
+    /// Removes every dead and stale entry, keeping the run's order, and rebuilds the heap: O(n),
+    /// reading the entries in order and one bit per entry (two, and the slot's `Moves`, for the
+    /// slots of rescheduled timers). Afterwards every timer has one entry again.
     private mutating func dropDeadEntries() {
-        wheel.removeEntries(notIn: scheduled)
+        wheel.keepOnly { Self.isLive($0, scheduled: scheduled, rescheduled: rescheduled, moves: moves) }
         var kept = 0
-        for index in runStart..<run.count where scheduled.contains(run[index].slot) {
+        for index in runStart..<run.count where isLive(run[index]) {
             run[kept] = run[index]
             kept += 1
         }
         run.removeLast(run.count - kept)
         runStart = 0
-        heap.keepOnly { scheduled.contains($0.slot) }
+        heap.keepOnly { Self.isLive($0, scheduled: scheduled, rescheduled: rescheduled, moves: moves) }
+        rescheduled.removeAll()
         freeDeadSlots()
     }
 

@@ -86,11 +86,11 @@ struct TimerWheel: ~Copyable {
         return (now >> above) << above | UInt64(index) << UInt64(level * Self.levelShift)
     }
 
-    /// Drops every entry whose slot is not in `scheduled`: O(entries), in bucket order. A bucket
+    /// Drops every entry for which `isKept` is false: O(entries), in bucket order. A bucket
     /// left empty keeps its storage for the next entries that land in it (a burst of timeouts
     /// cancelled and scheduled again costs no allocation and no fresh pages); what a wheel keeps
     /// is bounded by the most each bucket ever held.
-    mutating func removeEntries(notIn scheduled: borrowing SlotBitmap) {
+    mutating func keepOnly(_ isKept: (TimerEntry) -> Bool) {
         for level in 0..<Self.levels {
             var mask = occupied[level]
             while mask != 0 {
@@ -98,7 +98,7 @@ struct TimerWheel: ~Copyable {
                 mask &= mask &- 1
                 let bucket = level << Self.levelShift | index
                 let before = buckets[bucket].count
-                buckets[bucket].keepAll { scheduled.contains($0.slot) }
+                buckets[bucket].keepAll { isKept($0) }
                 count -= before - buckets[bucket].count
                 if buckets[bucket].isEmpty { occupied[level] &= ~(1 &<< UInt64(index)) }
             }

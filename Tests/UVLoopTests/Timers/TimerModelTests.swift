@@ -3,7 +3,7 @@ import XCTest
 import UVLoopTesting
 import UVTestSupport
 
-/// Random sequences of schedule, cancel, fire-now and advance, checked against a sorted-list model.
+/// Random sequences of schedule, cancel, fire-now, reschedule and advance, checked against a sorted-list model.
 final class TimerModelTests: XCTestCase {
     /// The reference: pending timers in a list, fired in (deadline, sequence) order.
     struct Model {
@@ -20,6 +20,14 @@ final class TimerModelTests: XCTestCase {
         mutating func cancel(id: Int) -> Bool {
             guard let index = pending.firstIndex(where: { $0.id == id }) else { return false }
             pending.remove(at: index)
+            return true
+        }
+
+        /// A moved timer takes a new place in the order, as if scheduled at the move.
+        mutating func reschedule(id: Int, delay: UInt64) -> Bool {
+            guard cancel(id: id) else { return false }
+            pending.append((now + delay, sequence, id))
+            sequence += 1
             return true
         }
 
@@ -84,7 +92,7 @@ final class TimerModelTests: XCTestCase {
             var nextID = 0
             let operations = Int.random(in: 5...40, using: &random)
             for _ in 0..<operations {
-                switch Int.random(in: 0..<10, using: &random) {
+                switch Int.random(in: 0..<12, using: &random) {
                 case 0..<4:
                     let id = nextID
                     nextID += 1
@@ -101,6 +109,13 @@ final class TimerModelTests: XCTestCase {
                     guard nextID > 0 else { continue }
                     let id = Int.random(in: 0..<nextID, using: &random)
                     XCTAssertEqual(timers[id]!.fire(), model.fire(id: id), "seed \(seed) (sequence \(sequenceIndex)): fire \(id)")
+                case 7..<9:
+                    guard nextID > 0 else { continue }
+                    let id = Int.random(in: 0..<nextID, using: &random)
+                    let delay = delay(&random)
+                    XCTAssertEqual(
+                        timers[id]!.reschedule(after: .nanoseconds(Int64(delay))), model.reschedule(id: id, delay: delay),
+                        "seed \(seed) (sequence \(sequenceIndex)): reschedule \(id)")
                 default:
                     let delta = advance(&random)
                     model.advance(by: delta)

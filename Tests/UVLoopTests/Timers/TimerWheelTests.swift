@@ -103,15 +103,12 @@ final class TimerWheelTests: XCTestCase {
         XCTAssertEqual(wheel.now, 1_005, "never backward")
     }
 
-    func testRemoveEntriesKeepsOnlyTheScheduledOnes() {
+    func testKeepOnlyKeepsOnlyTheChosenEntries() {
         var wheel = TimerWheel()
-        var scheduled = SlotBitmap()
-        scheduled.reserve(1_000)
         for slot in 0..<1_000 as Range<UInt64> {
             XCTAssertTrue(wheel.insert(entry(tick: 1 + slot * 977, sequence: slot)))
-            if slot % 3 == 0 { scheduled.insert(UInt32(slot)) }
         }
-        wheel.removeEntries(notIn: scheduled)
+        wheel.keepOnly { $0.slot % 3 == 0 }
         XCTAssertEqual(wheel.count, 334)
         var due: [TimerEntry] = []
         advance(&wheel, to: .max, into: &due)
