@@ -8,6 +8,10 @@ let package = Package(
         .library(name: "UVOperations", targets: ["UVOperations"]),
         .library(name: "UVEvents", targets: ["UVEvents"]),
         .library(name: "UVLoopTesting", targets: ["UVLoopTesting"]),
+        // The C API (uvloop.h), for Swift components of a C program: depend on this product.
+        .library(name: "UVLoopC", targets: ["UVLoopC", "CUVLoop"]),
+        // libuvloop.so: UVLoop and its C API as one shared library (scripts/install-c-api).
+        .library(name: "uvloop", type: .dynamic, targets: ["UVLoopC"]),
         .executable(name: "uvloop-demo", targets: ["uvloop-demo"]),
     ],
     targets: [
@@ -21,6 +25,8 @@ let package = Package(
         .target(name: "UVOperations", dependencies: ["UVLoop"]),
         .target(name: "UVEvents", dependencies: ["UVLoop"]),
         .target(name: "UVLoopTesting", dependencies: ["UVLoop"]),
+        .target(name: "CUVLoop", dependencies: ["CLibUV"]),
+        .target(name: "UVLoopC", dependencies: ["UVLoop", "CUVLoop", "CLibUV"]),
         .executableTarget(name: "uvloop-demo", dependencies: ["UVLoop", "UVOperations", "UVEvents"]),
         .executableTarget(name: "uvloop-misuse", dependencies: ["UVLoop", "UVEvents", "CLibUV"]),
         .target(name: "UVTestSupport", dependencies: ["UVLoop"], path: "Tests/UVTestSupport"),

@@ -13,37 +13,37 @@
 /* glibc declares pthread_setname_np only under _GNU_SOURCE, which a module map cannot set. */
 extern int pthread_setname_np(pthread_t thread, const char *name);
 
-static inline int uvloop_set_thread_name(const char *name) {
+static inline int shim_set_thread_name(const char *name) {
     return pthread_setname_np(pthread_self(), name);
 }
 
 /* The wake-up counter behind a loop's wake handle: an eventfd, non-blocking (so draining an
  * already drained counter returns at once) and closed on exec. Returns the fd, or -errno. */
-static inline int uvloop_eventfd_open(void) {
+static inline int shim_eventfd_open(void) {
     int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     return fd < 0 ? -errno : fd;
 }
 
 /* Adds one to the counter, which makes the fd readable. Thread-safe (one write system call). */
-static inline void uvloop_eventfd_signal(int fd) {
+static inline void shim_eventfd_signal(int fd) {
     eventfd_t one = 1;
     while (eventfd_write(fd, one) != 0 && errno == EINTR) {}
 }
 
 /* Resets the counter to zero; nothing to read is not an error. */
-static inline void uvloop_eventfd_drain(int fd) {
+static inline void shim_eventfd_drain(int fd) {
     eventfd_t value;
     while (eventfd_read(fd, &value) != 0 && errno == EINTR) {}
 }
 
 /* Closes a descriptor UVLoop opened (a wake eventfd or timerfd). */
-static inline void uvloop_close_fd(int fd) {
+static inline void shim_close_fd(int fd) {
     close(fd);
 }
 
 /* The timer behind a loop's wake timer: a timerfd on CLOCK_MONOTONIC (the clock of the loop's
  * timers), non-blocking and closed on exec. Returns the fd, or -errno. */
-static inline int uvloop_timerfd_open(void) {
+static inline int shim_timerfd_open(void) {
     int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     return fd < 0 ? -errno : fd;
 }
@@ -51,7 +51,7 @@ static inline int uvloop_timerfd_open(void) {
 /* Arms the timer to expire at `deadline` nanoseconds of CLOCK_MONOTONIC (at once if that has
  * passed), replacing any earlier setting and clearing expirations not yet read. Returns 0 or
  * -errno. An all-zero setting would disarm the timer, so the earliest deadline is 1 ns. */
-static inline int uvloop_timerfd_arm(int fd, uint64_t deadline) {
+static inline int shim_timerfd_arm(int fd, uint64_t deadline) {
     struct itimerspec setting = {0};
     if (deadline == 0) deadline = 1;
     setting.it_value.tv_sec = (time_t)(deadline / 1000000000u);
@@ -60,14 +60,14 @@ static inline int uvloop_timerfd_arm(int fd, uint64_t deadline) {
 }
 
 /* The time left until the timer expires, in nanoseconds (0 when disarmed), or -errno; for tests. */
-static inline int64_t uvloop_timerfd_remaining(int fd) {
+static inline int64_t shim_timerfd_remaining(int fd) {
     struct itimerspec setting;
     if (timerfd_gettime(fd, &setting) < 0) return -errno;
     return (int64_t)setting.it_value.tv_sec * 1000000000 + setting.it_value.tv_nsec;
 }
 
 /* Reads the expiration count, which makes the fd unreadable again; nothing to read is not an error. */
-static inline void uvloop_timerfd_drain(int fd) {
+static inline void shim_timerfd_drain(int fd) {
     uint64_t expirations;
     while (read(fd, &expirations, sizeof expirations) < 0 && errno == EINTR) {}
 }
@@ -77,11 +77,11 @@ static inline void uvloop_timerfd_drain(int fd) {
 extern void __tsan_acquire(void *addr) __attribute__((weak));
 extern void __tsan_release(void *addr) __attribute__((weak));
 
-static inline void uvloop_tsan_acquire(void *addr) {
+static inline void shim_tsan_acquire(void *addr) {
     if (__tsan_acquire) __tsan_acquire(addr);
 }
 
-static inline void uvloop_tsan_release(void *addr) {
+static inline void shim_tsan_release(void *addr) {
     if (__tsan_release) __tsan_release(addr);
 }
 #endif

@@ -33,8 +33,8 @@ package struct AnnotatedMutex<Value: ~Copyable>: ~Copyable {
         // value that the sanitizer checks before it has been told about the hand-off.
         let key = withUnsafePointer(to: self) { UnsafeMutableRawPointer(mutating: $0) }
         return try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
-            uvloop_tsan_acquire(key)
-            defer { uvloop_tsan_release(key) }
+            shim_tsan_acquire(key)
+            defer { shim_tsan_release(key) }
             return try body(&value)
         }
     }

@@ -30,6 +30,7 @@ struct LibUVHandle<Handle> {
             throw LoopError.libuv(status, name)
         }
         self.pointer = pointer
+        OwnHandles.insert(raw)
         // Unmanaged: libuv carries the context as a `void *`; the matching release is in `close()`.
         base.pointee.data = Unmanaged.passRetained(HandleCallback(fire, onClose: onClose)).toOpaque()
     }
@@ -59,6 +60,7 @@ struct LibUVHandle<Handle> {
                 callback.release()
                 handle.pointee.data = nil
             }
+            OwnHandles.remove(handle)
             UnsafeMutableRawPointer(handle).deallocate()
         }
     }

@@ -16,7 +16,7 @@ struct NativeLoop: @unchecked Sendable {
             // libuv 1.44 leaves its epoll descriptor open when a later step of uv_loop_init (the
             // loop's signal pipe) fails; later libuv closes it. uv_loop_init sets the field to -1
             // before creating the descriptor, so a positive value is the one it leaked.
-            if pointer.pointee.backend_fd > 0 { uvloop_close_fd(pointer.pointee.backend_fd) }
+            if pointer.pointee.backend_fd > 0 { shim_close_fd(pointer.pointee.backend_fd) }
             pointer.deallocate()
             throw LoopError.libuv(status, "uv_loop_init")
         }

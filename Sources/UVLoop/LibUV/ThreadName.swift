@@ -4,7 +4,7 @@ import CLibUV
 /// one, so the name is cut to the longest run of whole characters that fits (see
 /// `threadNameFitting`).
 func setCurrentThreadName(_ name: String) {
-    _ = uvloop_set_thread_name(threadNameFitting(name))
+    _ = shim_set_thread_name(threadNameFitting(name))
 }
 
 /// The longest prefix of `name` made of whole characters that fits Linux's 15-byte limit on

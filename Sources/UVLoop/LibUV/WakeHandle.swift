@@ -22,19 +22,21 @@ struct WakeHandle: @unchecked Sendable {
 
     /// Must be called on the loop's thread.
     init(loop: NativeLoop, _ onWake: @escaping () -> Void) throws(LoopError) {
-        let fd = uvloop_eventfd_open()
+        let fd = shim_eventfd_open()
         guard fd >= 0 else { throw LoopError.libuv(fd, "eventfd") }
         handle = try .polling(
-            fd, on: loop, drain: { uvloop_eventfd_drain(fd) }, onReadable: onWake,
-            closeDescriptor: { uvloop_close_fd(fd) })
+            fd, on: loop, drain: { shim_eventfd_drain(fd) }, onReadable: onWake,
+            closeDescriptor: { shim_close_fd(fd) })
         self.fd = fd
     }
 
     /// Thread-safe. Sends coalesce: several before the callback give one callback.
     @inlinable @inline(__always)
-    func send() { uvloop_eventfd_signal(fd) }
+    func send() { shim_eventfd_signal(fd) }
 
     func unref() { handle.unref() }
+
+    func ref() { handle.ref() }
 
     func close() { handle.close() }
 }

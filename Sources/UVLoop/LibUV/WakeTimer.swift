@@ -17,11 +17,11 @@ struct WakeTimer {
     let fd: Int32
 
     init(loop: NativeLoop, _ onTimer: @escaping () -> Void) throws(LoopError) {
-        let fd = uvloop_timerfd_open()
+        let fd = shim_timerfd_open()
         guard fd >= 0 else { throw LoopError.libuv(fd, "timerfd_create") }
         handle = try .polling(
-            fd, on: loop, drain: { uvloop_timerfd_drain(fd) }, onReadable: onTimer,
-            closeDescriptor: { uvloop_close_fd(fd) })
+            fd, on: loop, drain: { shim_timerfd_drain(fd) }, onReadable: onTimer,
+            closeDescriptor: { shim_close_fd(fd) })
         handle.unref()
         self.fd = fd
     }
@@ -29,7 +29,7 @@ struct WakeTimer {
     /// Arms the timer for `deadline` (monotonic nanoseconds; at once if it has passed), replacing
     /// the deadline it had; while armed it keeps the loop alive.
     func start(deadline: UInt64) {
-        let status = uvloop_timerfd_arm(fd, deadline)
+        let status = shim_timerfd_arm(fd, deadline)
         misusePrecondition(status == 0, "UVLoop: timerfd_settime failed: \(LoopError.libuv(status, "timerfd_settime"))")
         handle.ref()
     }

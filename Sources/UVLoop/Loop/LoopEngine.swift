@@ -83,6 +83,12 @@ final class LoopEngine {
     /// between runs), and a shutdown run in its middle would miss that work and then see it
     /// restart handles already closed.
     private(set) var isInCallback = false
+    /// On an adopted loop: whether UVLoop's wake-up handle is referenced, keeping the owner's
+    /// `uv_run` running (see `Loop.setKeepsOwnerLoopAlive`).
+    var keepsOwnerLoopAlive = false
+    /// The thread that created the engine (the adopting thread), until the first turn has shown
+    /// that this is the thread running the loop; nil from then on.
+    private var unconfirmedThread: ThreadIdentity?
     /// The open inboxes: how to close each (at shutdown and detach), and whether messages may
     /// wait in it (see `InboxConsumer.hasWaiting`).
     var inboxes: [ObjectIdentifier: (close: () -> Void, hasWaiting: () -> Bool)] = [:]
@@ -117,6 +123,7 @@ final class LoopEngine {
         if !native.isOwned {
             // On a loop that C code owns, waiting for posts must not keep the owner's uv_run alive.
             wake.unref()
+            unconfirmedThread = .current
         }
     }
 
@@ -148,12 +155,23 @@ final class LoopEngine {
     /// (they did not wake it) run now, once; if more arrived meanwhile, the idle handle makes the
     /// poll non-blocking. Only a queue seen empty lets the poll block, and re-arms the wake-up.
     func onPrepare() {
+        if let adopting = unconfirmedThread { confirmLoopThread(adopting) }
         guard postsWaitBeforeABlockingPoll() else { return }
         isInCallback = true
         defer { isInCallback = false }
         drainPosted()
         afterCallback()
         if postsWaitBeforeABlockingPoll() { requestDrain() }
+    }
+
+    /// The first turn of an adopted loop: everything UVLoop keeps for the loop's thread (timers,
+    /// `LoopBound` values, inline `invoke`) belongs to the thread that adopted it, so a loop that
+    /// another thread runs must stop here, before any of it is touched from two threads.
+    private func confirmLoopThread(_ adopting: ThreadIdentity) {
+        misusePrecondition(
+            ThreadIdentity.current == adopting,
+            "UVLoop: this uv_loop_t was adopted (Loop.adopt or uvloop_attach) on one thread and is run by another; adopt it on the thread that calls uv_run")
+        unconfirmedThread = nil
     }
 
     /// Whether the coming poll may block (handles open, idle handle off) while posts from other

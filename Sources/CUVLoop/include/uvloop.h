@@ -1,0 +1,206 @@
+/*
+ * uvloop.h: UVLoop's C API.
+ *
+ * UVLoop runs work on a libuv loop's thread from any thread: posted callbacks, callbacks on the
+ * loop's next turn, synchronous invokes and nanosecond timers with cancel handles. A C program
+ * that owns a uv_loop_t attaches UVLoop to it and goes on running the loop with uv_run; Swift
+ * components on the same loop reach it through the uvloop_t the program hands them.
+ *
+ * Conventions, as in libuv:
+ *   - Functions return 0 (or a documented non-negative value) on success and a negative error
+ *     code on failure: one of the UVLOOP_E* codes below, or a libuv code (UV_E*) passed through.
+ *     uvloop_strerror() turns any of them into a message.
+ *   - Every function says which threads may call it. "Loop thread" is the thread that runs the
+ *     uv_loop_t (the one inside uv_run). Misuse that can be detected returns an error code.
+ *   - Callbacks are a function and a context pointer. UVLoop never reads or frees the context; a
+ *     callback runs on the loop thread, and runs exactly once unless its call returned an error
+ *     (or, for a timer, it was cancelled).
+ *
+ * Teardown of an attached loop, on the loop thread:
+ *     uvloop_detach(l);                 runs what was posted, cancels timers, closes UVLoop's handles
+ *     uv_run(loop, UV_RUN_NOWAIT);      lets libuv finish closing them
+ *     uvloop_release(l);                once no other thread uses l
+ *     uv_loop_close(loop);              returns 0
+ * uvloop_owns_handle() tells UVLoop's handles apart in a uv_walk.
+ */
+#ifndef UVLOOP_H
+#define UVLOOP_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A UVLoop loop: attached to a uv_loop_t that C owns, or created in Swift. Opaque. */
+typedef struct uvloop_s uvloop_t;
+/* A handle on one timer; releasing the handle does not cancel the timer. Opaque. */
+typedef struct uvloop_timer_s uvloop_timer_t;
+/* A callback: runs on the loop thread with the context pointer given with it. */
+typedef void (*uvloop_cb)(void *ctx);
+
+/* Error codes. libuv's own codes (UV_E*, all above -30000) are passed through unchanged. */
+#define UVLOOP_ESHUTDOWN      (-30001) /* the loop has shut down and accepts no new work */
+#define UVLOOP_EDETACHED      (-30002) /* the loop was detached and accepts no new work */
+#define UVLOOP_EINVAL         (-30003) /* an argument was NULL or out of range */
+#define UVLOOP_ENOTLOOPTHREAD (-30004) /* called from a thread other than the loop thread */
+#define UVLOOP_EDEADLOCK      (-30005) /* waiting here would wait for the calling thread itself */
+#define UVLOOP_EALREADY       (-30006) /* UVLoop is already attached to this uv_loop_t */
+#define UVLOOP_ENOTATTACHED   (-30007) /* the loop was created in Swift: shut it down in Swift */
+
+/*
+ * Attaches UVLoop to `loop`, which the caller owns, initialized and not closed. Loop thread only:
+ * the thread that calls uv_run(loop, ...) from now on (a loop run by another thread stops the
+ * program on its first turn with a message saying so). UVLoop adds its handles to `loop` and
+ * never calls uv_run: the owner's turns run UVLoop's work.
+ *
+ * UVLoop's handles are unreferenced: they do not keep uv_run(loop, UV_RUN_DEFAULT) running.
+ * Work arrives on the owner's turns, and libuv turns a loop only while something referenced is
+ * active (a server, a timer, a signal watcher). If work may be posted while nothing of the
+ * owner's is active, call uvloop_keep_alive(l, 1).
+ *
+ * Returns 0 and stores the new loop in *out; UVLOOP_EINVAL for a NULL argument;
+ * UVLOOP_EALREADY when UVLoop is already attached to `loop`; a libuv code when a handle cannot
+ * be created.
+ */
+int uvloop_attach(uv_loop_t *loop, uvloop_t **out);
+
+/*
+ * Detaches UVLoop from its uv_loop_t. Loop thread only. Runs everything posted so far, cancels
+ * pending timers (their callbacks do not run) and closes UVLoop's handles; libuv frees them on
+ * the loop's next turn, so turn it once (uv_run(loop, UV_RUN_NOWAIT)) before uv_loop_close.
+ * From this call on, posting returns UVLOOP_EDETACHED. `l` stays valid for other threads until
+ * uvloop_release. Called from inside a UVLoop callback, the detach completes when that callback
+ * returns.
+ *
+ * Returns 0; UVLOOP_ENOTLOOPTHREAD from another thread; UVLOOP_EDETACHED when already detached;
+ * UVLOOP_ENOTATTACHED for a loop created in Swift; UVLOOP_EINVAL for NULL.
+ */
+int uvloop_detach(uvloop_t *l);
+
+/*
+ * Releases `l`: call it once every thread that used `l` is done with it. Releasing an attached
+ * loop on its loop thread detaches it first (as uvloop_detach). For a loop created in Swift,
+ * releases C's reference only: Swift keeps running the loop.
+ *
+ * Returns 0; UVLOOP_ENOTLOOPTHREAD when `l` is still attached and the caller is another thread
+ * (nothing is released: detach on the loop thread first); UVLOOP_EINVAL for NULL.
+ */
+int uvloop_release(uvloop_t *l);
+
+/*
+ * Whether UVLoop's handles keep the owner's uv_run running: on (1) or off (0, the default for
+ * an attached loop). With it on, uv_run(loop, UV_RUN_DEFAULT) returns only after uvloop_detach
+ * or after it is turned off again, and work posted from other threads always runs on the next
+ * turns. Loop thread only.
+ *
+ * Returns 0; UVLOOP_ENOTLOOPTHREAD from another thread; UVLOOP_EDETACHED after detach;
+ * UVLOOP_EINVAL for NULL.
+ */
+int uvloop_keep_alive(uvloop_t *l, int on);
+
+/*
+ * Runs fn(ctx) on the loop thread, soon: on the current turn when posted from a callback,
+ * otherwise after the loop wakes up. Any thread. Callbacks posted by one thread run in posting
+ * order. From another thread this takes no lock and allocates nothing; when 16,384 posts are
+ * already waiting it waits (yielding the CPU) until the loop has made room.
+ *
+ * Returns 0; UVLOOP_ESHUTDOWN or UVLOOP_EDETACHED when the loop no longer accepts work (fn will
+ * not run); UVLOOP_EINVAL for a NULL `l` or `fn`.
+ */
+int uvloop_post(uvloop_t *l, uvloop_cb fn, void *ctx);
+
+/*
+ * Runs fn(ctx) on the loop thread after the next poll for I/O (libuv's check phase), never on
+ * the current turn. Any thread. Returns as uvloop_post does.
+ */
+int uvloop_post_next_iteration(uvloop_t *l, uvloop_cb fn, void *ctx);
+
+/*
+ * Runs fn(ctx) on the loop thread and waits until it has returned. Any thread: on the loop
+ * thread fn runs at once, inline. A thread that waits here must not be one the loop thread is
+ * itself waiting for (two loops invoking each other wait forever).
+ *
+ * Returns 0 after fn ran; UVLOOP_ESHUTDOWN or UVLOOP_EDETACHED when the loop no longer accepts
+ * work (fn did not run); UVLOOP_EINVAL for a NULL `l` or `fn`.
+ */
+int uvloop_invoke(uvloop_t *l, uvloop_cb fn, void *ctx);
+
+/*
+ * Whether the calling thread is the loop thread of `l`: 1 or 0 (0 for NULL). Any thread.
+ */
+int uvloop_is_loop_thread(const uvloop_t *l);
+
+/*
+ * The loop's time in nanoseconds on the monotonic clock: what timer deadlines count from. Any
+ * thread. 0 for NULL.
+ */
+uint64_t uvloop_now(const uvloop_t *l);
+
+/*
+ * Runs fn(ctx) on the loop thread after `delay_ns` nanoseconds and, when `repeat_ns` is not 0,
+ * every `repeat_ns` after that (on a fixed grid: a late run does not push later ones back; runs
+ * missed entirely are skipped). Any thread. Timers due at the same instant run in the order they
+ * were started. Deadlines are kept in nanoseconds; a timer never runs early.
+ *
+ * When `out` is not NULL, stores a handle there to cancel, fire or move the timer; release it
+ * with uvloop_timer_release. With `out` NULL the timer cannot be cancelled.
+ *
+ * Returns 0; UVLOOP_ESHUTDOWN or UVLOOP_EDETACHED when the loop no longer accepts work;
+ * UVLOOP_EINVAL for a NULL `l` or `fn`.
+ */
+int uvloop_timer_start(uvloop_t *l, uint64_t delay_ns, uint64_t repeat_ns, uvloop_cb fn, void *ctx,
+                       uvloop_timer_t **out);
+
+/*
+ * Cancels the timer. Any thread. Returns 1 when this call kept the timer from running (again):
+ * its callback will not be called any more; 0 when it had already run (one-shot), been fired or
+ * cancelled, or its loop shut down; UVLOOP_EINVAL for NULL. From another thread, a repeating
+ * timer's callback that was already running when this was called may still be running: free its
+ * context on the loop thread (post the free).
+ */
+int uvloop_timer_cancel(uvloop_timer_t *t);
+
+/*
+ * Runs the timer's callback now, on the loop thread, and ends the timer (a repeating one too).
+ * Any thread: on the loop thread it runs inline; from another thread this waits for the run.
+ * Returns 1 when this call ran it; 0 when it had already ended; UVLOOP_EINVAL for NULL.
+ */
+int uvloop_timer_fire(uvloop_timer_t *t);
+
+/*
+ * Moves a pending timer's next run to `delay_ns` nanoseconds from now (libuv's uv_timer_again):
+ * the callback, the handle and a repeating timer's interval stay. Any thread; from another
+ * thread the move reaches the loop in order with the caller's posts. Returns 1 when the timer
+ * was pending; 0 when it had ended; UVLOOP_EINVAL for NULL.
+ */
+int uvloop_timer_again(uvloop_timer_t *t, uint64_t delay_ns);
+
+/*
+ * Whether the timer may still run: 1 or 0. Any thread. 0 for NULL.
+ */
+int uvloop_timer_is_pending(const uvloop_timer_t *t);
+
+/*
+ * Frees the handle. The timer itself is not cancelled. Any thread; NULL is ignored.
+ */
+void uvloop_timer_release(uvloop_timer_t *t);
+
+/*
+ * Whether `handle` is one of UVLoop's own handles (in a uv_walk over the owner's loop): 1 or 0.
+ * Any thread, but the answer is only stable on the loop thread.
+ */
+int uvloop_owns_handle(const uv_handle_t *handle);
+
+/*
+ * A message for any error code a uvloop_* or uv_* function returned. Never NULL; the string is
+ * static. Any thread.
+ */
+const char *uvloop_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UVLOOP_H */

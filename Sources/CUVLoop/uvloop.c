@@ -1,0 +1,1 @@
+/* The C target that carries uvloop.h; the functions are implemented in Swift (UVLoopC). */

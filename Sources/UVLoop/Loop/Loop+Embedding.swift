@@ -1,0 +1,41 @@
+extension Loop {
+    /// Whether the loop keeps its C owner's `uv_run` running while it waits for work posted from
+    /// other threads. Loop thread only.
+    ///
+    /// UVLoop's handles on an adopted loop are unreferenced, so they never keep the owner's
+    /// `uv_run(loop, UV_RUN_DEFAULT)` from returning. The owner's turns are where UVLoop's work
+    /// runs, and libuv turns a loop only while something referenced is active (a server, a
+    /// timer, a signal watcher of the owner's, or one of UVLoop's armed timers). An owner whose
+    /// loop may have nothing of its own active while other threads post turns this on; work
+    /// posted from any thread then runs on the next turns, and `uv_run(UV_RUN_DEFAULT)` returns
+    /// only after ``detach()`` or after this is turned off again.
+    ///
+    /// - Parameter keepsAlive: `true` to keep the owner's loop running; `false` (the default for
+    ///   an adopted loop) to let it end when nothing of the owner's is active.
+    /// - Throws: ``LoopError/notOnLoopThread(operation:)`` from another thread;
+    ///   ``LoopError/detached`` after ``detach()``; ``LoopError/invalidArgument(_:)`` for a loop
+    ///   UVLoop owns (it runs until ``shutdown()`` anyway).
+    public func setKeepsOwnerLoopAlive(_ keepsAlive: Bool) throws(LoopError) {
+        guard !native.isOwned else {
+            throw .invalidArgument("setKeepsOwnerLoopAlive is for adopted loops; a loop UVLoop owns runs until shutdown()")
+        }
+        guard isOnLoopThread else { throw .notOnLoopThread(operation: "setKeepsOwnerLoopAlive(_:)") }
+        let state = confined.value
+        guard !state.handlesClosed, queue.isOpen else { throw .detached }
+        guard state.keepsOwnerLoopAlive != keepsAlive else { return }
+        state.keepsOwnerLoopAlive = keepsAlive
+        if keepsAlive { wake.ref() } else { wake.unref() }
+    }
+
+    /// Whether `handle` (the address of a `uv_handle_t`) is one of the handles UVLoop has open on
+    /// some loop of this process.
+    ///
+    /// For an owner that walks its loop (`uv_walk`): a loop that ``detach()`` was not called on
+    /// before `uv_loop_close` still holds UVLoop's handles, and `uv_loop_close` returns
+    /// `UV_EBUSY`. Callable from any thread; the answer is stable only on the loop's thread.
+    /// - Parameter handle: the address of a libuv handle.
+    /// - Returns: whether UVLoop created the handle and has not finished closing it.
+    public static func ownsHandle(_ handle: UnsafeRawPointer) -> Bool {
+        OwnHandles.contains(handle)
+    }
+}

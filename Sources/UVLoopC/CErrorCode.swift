@@ -1,0 +1,30 @@
+import CLibUV
+import CUVLoop
+import UVLoop
+
+extension LoopError {
+    /// The C API's error code for this error (see uvloop.h).
+    var cCode: Int32 {
+        switch self {
+        case .shutDown, .inboxClosed: return UVLOOP_ESHUTDOWN
+        case .detached: return UVLOOP_EDETACHED
+        case .notOnLoopThread: return UVLOOP_ENOTLOOPTHREAD
+        case .wouldDeadlock: return UVLOOP_EDEADLOCK
+        case .libuv(_, let code): return code
+        case .timedOut: return Int32(UV_ETIMEDOUT.rawValue)
+        case .invalidArgument, .inboxFull, .alreadyRunning, .adoptedLoop, .mainLoopAlreadyChosen:
+            return UVLOOP_EINVAL
+        }
+    }
+}
+
+/// Runs `body`, returning 0, or the C code of the `LoopError` it threw.
+@inline(__always)
+func cResult(_ body: () throws(LoopError) -> Void) -> Int32 {
+    do {
+        try body()
+        return 0
+    } catch {
+        return error.cCode
+    }
+}

@@ -1,0 +1,93 @@
+import CLibUV
+import CUVLoop
+import UVLoop
+
+// The loop's life from C: attach, detach, release, keep-alive, and the thread and clock queries.
+// Each function is declared and documented in uvloop.h; the compiler checks that each signature
+// here matches its declaration there (`@c @implementation`).
+
+/// The `CLoop` behind a `uvloop_t *`, borrowed for the call.
+@inline(__always)
+func cLoop(_ handle: OpaquePointer?) -> CLoop? {
+    guard let handle else { return nil }
+    // Unmanaged: C holds the retained reference until uvloop_release; a call borrows it.
+    return Unmanaged<CLoop>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
+}
+
+/// A retained `uvloop_t *` for `cLoop`, released by `uvloop_release`.
+func retainedHandle(_ cLoop: CLoop) -> OpaquePointer {
+    OpaquePointer(Unmanaged.passRetained(cLoop).toOpaque())
+}
+
+@c @implementation
+func uvloop_attach(_ loop: UnsafeMutablePointer<uv_loop_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let loop, let out else { return UVLOOP_EINVAL }
+    let address = UInt(bitPattern: loop)
+    guard AttachedLoops.insert(address) else { return UVLOOP_EALREADY }
+    let adopted: Loop
+    do {
+        adopted = try Loop.adopt(UnsafeMutableRawPointer(loop))
+    } catch {
+        AttachedLoops.remove(address)
+        return error.cCode
+    }
+    do {
+        out.pointee = retainedHandle(try CLoop(loop: adopted, attachedTo: address))
+        return 0
+    } catch {
+        try? adopted.detach()
+        AttachedLoops.remove(address)
+        return error.cCode
+    }
+}
+
+@c @implementation
+func uvloop_detach(_ l: OpaquePointer?) -> Int32 {
+    guard let cLoop = cLoop(l) else { return UVLOOP_EINVAL }
+    return detach(cLoop)
+}
+
+private func detach(_ cLoop: CLoop) -> Int32 {
+    guard let address = cLoop.attachedTo else { return UVLOOP_ENOTATTACHED }
+    return cResult { () throws(LoopError) in
+        try cLoop.loop.detach()
+        AttachedLoops.remove(address)
+    }
+}
+
+@c @implementation
+func uvloop_release(_ l: OpaquePointer?) -> Int32 {
+    guard let l, let cLoop = cLoop(l) else { return UVLOOP_EINVAL }
+    if cLoop.attachedTo != nil, cLoop.loop.isAcceptingWork {
+        guard cLoop.loop.isOnLoopThread else { return UVLOOP_ENOTLOOPTHREAD }
+        _ = detach(cLoop)
+    }
+    // Unmanaged: the reference uvloop_attach or makeCHandle() retained for C.
+    Unmanaged<CLoop>.fromOpaque(UnsafeRawPointer(l)).release()
+    return 0
+}
+
+@c @implementation
+func uvloop_keep_alive(_ l: OpaquePointer?, _ on: Int32) -> Int32 {
+    guard let cLoop = cLoop(l) else { return UVLOOP_EINVAL }
+    guard cLoop.attachedTo != nil else { return UVLOOP_ENOTATTACHED }
+    return cResult { () throws(LoopError) in try cLoop.loop.setKeepsOwnerLoopAlive(on != 0) }
+}
+
+@c @implementation
+func uvloop_is_loop_thread(_ l: OpaquePointer?) -> Int32 {
+    guard let cLoop = cLoop(l) else { return 0 }
+    return cLoop.loop.isOnLoopThread ? 1 : 0
+}
+
+@c @implementation
+func uvloop_now(_ l: OpaquePointer?) -> UInt64 {
+    guard let cLoop = cLoop(l) else { return 0 }
+    return cLoop.loop.now.nanoseconds
+}
+
+@c @implementation
+func uvloop_owns_handle(_ handle: UnsafePointer<uv_handle_t>?) -> Int32 {
+    guard let handle else { return 0 }
+    return Loop.ownsHandle(UnsafeRawPointer(handle)) ? 1 : 0
+}
