@@ -33,8 +33,9 @@ let package = Package(
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
         .testTarget(name: "UVEventsTests", dependencies: ["UVEvents", "UVLoop", "UVLoopTesting", "UVTestSupport"]),
         .testTarget(name: "UVOperationsTests", dependencies: ["UVOperations", "UVLoopTesting", "UVTestSupport"]),
+        .testTarget(name: "UVLoopCTests", dependencies: ["UVLoopC", "CUVLoop", "UVLoop", "UVTestSupport"]),
         .testTarget(name: "UVLoopTestingTests", dependencies: ["UVLoopTesting", "UVTestSupport"]),
-        .testTarget(name: "UVDocumentationTests", dependencies: ["UVLoop", "UVOperations", "UVEvents", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
+        .testTarget(name: "UVDocumentationTests", dependencies: ["UVLoop", "UVLoopC", "UVOperations", "UVEvents", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
     ],
     swiftLanguageModes: [.v6]
 )

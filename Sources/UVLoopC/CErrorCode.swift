@@ -3,8 +3,10 @@ import CUVLoop
 import UVLoop
 
 extension LoopError {
-    /// The C API's error code for this error (see uvloop.h).
-    var cCode: Int32 {
+    /// The C API's error code for this error (one of the `UVLOOP_E*` codes of uvloop.h, or the
+    /// libuv code of ``LoopError/libuv(function:code:)``): what a Swift component's `@c` entry
+    /// point returns to its C caller.
+    public var cErrorCode: Int32 {
         switch self {
         case .shutDown, .inboxClosed: return UVLOOP_ESHUTDOWN
         case .detached: return UVLOOP_EDETACHED
@@ -25,6 +27,6 @@ func cResult(_ body: () throws(LoopError) -> Void) -> Int32 {
         try body()
         return 0
     } catch {
-        return error.cCode
+        return error.cErrorCode
     }
 }

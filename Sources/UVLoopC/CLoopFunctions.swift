@@ -29,7 +29,7 @@ func uvloop_attach(_ loop: UnsafeMutablePointer<uv_loop_t>?, _ out: UnsafeMutabl
         adopted = try Loop.adopt(UnsafeMutableRawPointer(loop))
     } catch {
         AttachedLoops.remove(address)
-        return error.cCode
+        return error.cErrorCode
     }
     do {
         out.pointee = retainedHandle(try CLoop(loop: adopted, attachedTo: address))
@@ -37,7 +37,7 @@ func uvloop_attach(_ loop: UnsafeMutablePointer<uv_loop_t>?, _ out: UnsafeMutabl
     } catch {
         try? adopted.detach()
         AttachedLoops.remove(address)
-        return error.cCode
+        return error.cErrorCode
     }
 }
 

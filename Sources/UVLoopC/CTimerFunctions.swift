@@ -49,7 +49,7 @@ func uvloop_timer_start(
         }
         return 0
     } catch {
-        return error.cCode
+        return error.cErrorCode
     }
 }
 

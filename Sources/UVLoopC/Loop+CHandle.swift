@@ -7,8 +7,12 @@ extension Loop {
     /// ```swift
     /// @c func stats_component_start(_ handle: OpaquePointer?) -> Int32 {
     ///     guard let loop = Loop.fromCHandle(handle) else { return UVLOOP_EINVAL }
-    ///     // schedule timers, make inboxes, start operations on `loop`
-    ///     return 0
+    ///     do {
+    ///         try loop.scheduleRepeating(every: .seconds(10)) { print("stats component: alive") }
+    ///         return 0
+    ///     } catch {
+    ///         return error.cErrorCode
+    ///     }
     /// }
     /// ```
     ///

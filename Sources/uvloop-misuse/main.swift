@@ -46,11 +46,30 @@ let cases: [String: () throws -> Void] = [
         try holder.loop.withLock { try $0!.post {} }
         onAnotherThread { holder.release() }
     },
+    "adopted-loop-run-by-another-thread": {
+        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        uv_loop_init(cLoop)
+        // Something of the owner's keeps the loop alive, so that uv_run turns it.
+        let ownerIdle = UnsafeMutablePointer<uv_idle_t>.allocate(capacity: 1)
+        uv_idle_init(cLoop, ownerIdle)
+        uv_idle_start(ownerIdle, ownerIdleTick)
+        let loop = try Loop.adopt(cLoop)
+        // A config thread adopted the loop; the loop's own thread runs it.
+        let pointer = UInt(bitPattern: cLoop)
+        onAnotherThread {
+            uv_run(UnsafeMutablePointer<uv_loop_t>(bitPattern: pointer), UV_RUN_NOWAIT)
+        }
+        _ = loop
+    },
     "precondition-on-loop-thread": {
         let loop = try Loop()
         onAnotherThread { loop.preconditionOnLoopThread("Cache.refresh()") }
     },
 ]
+
+/// The callback of an owner's idle handle (not isolated to the main actor: libuv calls it on the
+/// loop's thread).
+nonisolated func ownerIdleTick(_ handle: UnsafeMutablePointer<uv_idle_t>?) {}
 
 /// Holds the only reference to a loop, so that another thread can release it.
 final class LoopHolder: Sendable {

@@ -38,4 +38,21 @@ final class EmbeddingExamples: XCTestCase {
             XCTAssertEqual(error as? LoopError, .detached)
         }
     }
+
+    func testKeepingTheOwnersLoopAlive() throws {
+        let daemonLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        defer { daemonLoop.deallocate() }
+        XCTAssertEqual(uv_loop_init(daemonLoop), 0)
+        let loop = try Loop.adopt(daemonLoop)
+        // docs:begin keep-alive
+        try loop.setKeepsOwnerLoopAlive(true)   // posts from other threads always get a turn
+        try loop.post {
+            try? loop.setKeepsOwnerLoopAlive(false)
+        }
+        uv_run(daemonLoop, UV_RUN_DEFAULT)      // returns once the switch is off
+        // docs:end
+        try loop.detach()
+        uv_run(daemonLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(uv_loop_close(daemonLoop), 0)
+    }
 }
