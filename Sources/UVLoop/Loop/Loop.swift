@@ -91,7 +91,7 @@ public final class Loop: Sendable {
     let thread: ThreadIdentity
     /// `ThreadNumbers.shared`, held so that `isOnLoopThread` skips the lazy global's
     /// initialization check (it runs on every timer schedule and cancel).
-    private let threadNumbers = ThreadNumbers.shared
+    let threadNumbers = ThreadNumbers.shared
     /// The loop as its actors' executor, and where executor jobs enter the queue.
     let serialExecutor: LoopSerialExecutor
 

@@ -21,8 +21,9 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ``Loop/run()`` or a stepping call (`operation`) was made on a loop that C code owns and
     /// runs.
     case adoptedLoop(operation: String)
-    /// Waiting here would block the loop's thread on work that needs the loop's thread;
-    /// `operation` names the wait.
+    /// Waiting here would block a thread on work that needs that same thread: the loop's own
+    /// thread waiting for its loop, or a cycle of loops whose threads wait for each other in
+    /// synchronous invokes. `operation` names the wait.
     case wouldDeadlock(operation: String)
     /// An ``Inbox`` of `capacity` values is full and the sender is the loop's own thread, which
     /// would have to wait for itself to drain it.
@@ -57,7 +58,7 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
         case .adoptedLoop(let operation):
             return "\(operation) is not available on an adopted loop: its C owner runs it with uv_run"
         case .wouldDeadlock(let operation):
-            return "\(operation) on the loop's thread would wait for work that needs the loop's thread (deadlock); await it or use a completion callback instead"
+            return "\(operation) would wait for work that needs the waiting thread itself (deadlock); await it, post, or use a completion callback instead"
         case .inboxFull(let capacity):
             return "the inbox is full (\(capacity) values waiting) and this send is on the loop's thread, which must drain it first; create the inbox with a larger capacity, or send from another thread (which waits for room)"
         case .inboxClosed:

@@ -83,16 +83,21 @@ extension Loop {
     /// is posted (ordered with that thread's other posts) and the calling thread blocks until it has
     /// run.
     ///
-    /// Blocking is what makes it a cycle hazard across loops: if the thread of loop A waits in
-    /// `B.invoke` while the thread of loop B waits in `A.invoke`, neither runs again (the same
-    /// holds for longer cycles). From a loop's thread, reach another loop with ``post(_:)`` or the
-    /// `async` ``invoke(_:)-41pf``, which suspends instead of blocking the caller's loop.
+    /// Blocking is what makes it a cycle hazard across loops: if the thread of loop A waited in
+    /// `B.invoke` while the thread of loop B waits in `A.invoke`, neither would run again (the
+    /// same holds for longer cycles). The invoke that would close such a cycle throws
+    /// ``LoopError/wouldDeadlock(operation:)`` instead, and its work does not run. From a loop's
+    /// thread, reach another loop with ``post(_:)`` or the `async` ``invoke(_:)-41pf``, which
+    /// suspends instead of blocking the caller's loop.
     /// - Parameter work: the closure to run on the loop's thread.
     /// - Returns: what `work` returned.
     /// - Throws: what `work` threw; ``LoopError/shutDown`` (or ``LoopError/detached``) if the
-    ///   loop no longer accepts work, in which case `work` did not run.
+    ///   loop no longer accepts work, ``LoopError/wouldDeadlock(operation:)`` if waiting would
+    ///   close a cycle of blocking invokes; in both cases `work` did not run.
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
         if isOnLoopThread { return try work() }
+        let caller = try beginBlockingWait("invoke")
+        defer { BlockingInvokes.end(caller: caller) }
         let handoff = ThreadHandoff<Result<T, any Error>>()
         try enqueue(.run { handoff.deliver(Result { try work() }) })
         return try handoff.take().get()
@@ -106,12 +111,23 @@ extension Loop {
     /// - Parameter work: the closure to run on the loop's thread.
     /// - Returns: what `work` returned.
     /// - Throws: ``LoopError/shutDown`` (or ``LoopError/detached``) if the loop no longer accepts
-    ///   work; `work` did not run.
+    ///   work, ``LoopError/wouldDeadlock(operation:)`` if waiting would close a cycle of blocking
+    ///   invokes; `work` did not run.
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () -> T) throws(LoopError) -> T {
         if isOnLoopThread { return work() }
+        let caller = try beginBlockingWait("invoke")
+        defer { BlockingInvokes.end(caller: caller) }
         let handoff = ThreadHandoff<T>()
         try enqueue(.run { handoff.deliver(work()) })
         return handoff.take()
+    }
+
+    /// Records that the calling thread blocks until this loop's thread has run its work; returns
+    /// the caller's thread number for `BlockingInvokes.end`.
+    private func beginBlockingWait(_ operation: String) throws(LoopError) -> UInt {
+        let caller = threadNumbers.current
+        try BlockingInvokes.begin(caller: caller, waitingFor: thread.raw, operation: operation)
+        return caller
     }
 
     /// Runs `work` on the loop's thread and returns its value, suspending (not blocking) the caller.

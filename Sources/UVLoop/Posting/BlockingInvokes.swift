@@ -1,0 +1,40 @@
+import Synchronization
+
+/// The threads blocked in a synchronous `invoke`, each with the loop thread it waits for: the
+/// wait-for graph across the process's loops. An invoke that would close a cycle (the thread of
+/// loop A waits in `B.invoke` while B's thread is waiting, directly or through other loops, for
+/// A's) throws ``LoopError/wouldDeadlock(operation:)`` instead of blocking forever.
+///
+/// A blocked thread cannot start a second wait, so each thread has at most one entry. The check
+/// and the insertion happen under one lock, so two threads closing a cycle at the same moment
+/// cannot both miss it: the second sees the first. Only blocking waits are recorded; the lock
+/// costs far less than the wake-up and hand-off of the invoke itself.
+enum BlockingInvokes {
+    /// Waiting thread → the loop thread it waits for (thread numbers, see `ThreadIdentity`).
+    private static let waits = Mutex<[UInt: UInt]>([:])
+
+    /// Records that thread `caller` is about to block until loop thread `target` has run its work.
+    /// - Throws: ``LoopError/wouldDeadlock(operation:)`` when `target` is already waiting,
+    ///   through a chain of blocking invokes, for `caller`: nothing is recorded then.
+    static func begin(caller: UInt, waitingFor target: UInt, operation: String) throws(LoopError) {
+        let closesCycle = waits.withLock { waits -> Bool in
+            var next = target
+            // Each step follows one blocked thread; the chain is no longer than the map.
+            for _ in 0...waits.count {
+                if next == caller { return true }
+                guard let waitedFor = waits[next] else { break }
+                next = waitedFor
+            }
+            waits[caller] = target
+            return false
+        }
+        if closesCycle {
+            throw .wouldDeadlock(operation: "\(operation) from a loop's thread that the target loop's thread is itself blocked waiting for (a cycle of synchronous invokes)")
+        }
+    }
+
+    /// The wait `begin` recorded for `caller` is over.
+    static func end(caller: UInt) {
+        _ = waits.withLock { $0.removeValue(forKey: caller) }
+    }
+}
