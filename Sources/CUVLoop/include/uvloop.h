@@ -119,11 +119,13 @@ int uvloop_post_next_iteration(uvloop_t *l, uvloop_cb fn, void *ctx);
 
 /*
  * Runs fn(ctx) on the loop thread and waits until it has returned. Any thread: on the loop
- * thread fn runs at once, inline. A thread that waits here must not be one the loop thread is
- * itself waiting for (two loops invoking each other wait forever).
+ * thread fn runs at once, inline. The loop must be turning: on an attached loop, the owner's
+ * uv_run must get to its next turn (see uvloop_keep_alive).
  *
  * Returns 0 after fn ran; UVLOOP_ESHUTDOWN or UVLOOP_EDETACHED when the loop no longer accepts
- * work (fn did not run); UVLOOP_EINVAL for a NULL `l` or `fn`.
+ * work; UVLOOP_EDEADLOCK when the caller is the thread of another UVLoop loop whose thread this
+ * loop's thread is itself blocked waiting for (loops invoking each other: a cycle); UVLOOP_EINVAL
+ * for a NULL `l` or `fn`. Whenever the result is not 0, fn did not run.
  */
 int uvloop_invoke(uvloop_t *l, uvloop_cb fn, void *ctx);
 
