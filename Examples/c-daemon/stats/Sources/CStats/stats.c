@@ -1,0 +1,1 @@
+/* The C target that carries stats.h; the component is implemented in Swift (StatsComponent). */
