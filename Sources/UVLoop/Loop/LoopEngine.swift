@@ -184,8 +184,10 @@ final class LoopEngine {
     func onCheck() {
         isInCallback = true
         defer { isInCallback = false }
-        // Work posted during the poll phase runs before next-iteration work queued alongside it.
-        if drainRequested { drainPosted() }
+        // Work posted during the poll phase, and work the loop's own thread posted this turn,
+        // runs before the next-iteration snapshot (as "Order and threading guarantees" in the
+        // Posting article says).
+        if drainRequested || hasOwnOrBatchedJobs { drainPosted() }
         runNextIterationSnapshot()
         afterCallback()
     }

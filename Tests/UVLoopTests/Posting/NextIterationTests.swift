@@ -14,6 +14,22 @@ final class NextIterationTests: XCTestCase {
         XCTAssertEqual(log.values, ["post", "next"], "posts drain before poll; next-iteration runs in the check phase")
     }
 
+    /// Work a posted job queues runs in the check phase of the same turn, before the
+    /// next-iteration work queued alongside it (before the fix, the next-iteration work ran
+    /// first, and the posts only on the following turn).
+    func testPostsQueuedByAJobRunBeforeNextIterationWorkItQueued() throws {
+        let loop = try Loop.manual()
+        let log = Recorder<String>()
+        try loop.post {
+            log.append("job")
+            try? loop.postNextIteration { log.append("next") }
+            try? loop.post { log.append("first post") }
+            try? loop.post { log.append("second post") }
+        }
+        try loop.runOnce()
+        XCTAssertEqual(log.values, ["job", "first post", "second post", "next"])
+    }
+
     func testWorkQueuedWhileTheSnapshotRunsWaitsForTheFollowingIteration() throws {
         let loop = try Loop.manual()
         let turns = LoopBound([Int](), loop: loop)
