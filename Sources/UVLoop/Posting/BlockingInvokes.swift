@@ -29,7 +29,7 @@ enum BlockingInvokes {
             return false
         }
         if closesCycle {
-            throw .wouldDeadlock(operation: "\(operation) from a loop's thread that the target loop's thread is itself blocked waiting for (a cycle of synchronous invokes)")
+            throw .wouldDeadlock(operation: "\(operation) (the target loop's thread is itself blocked waiting for this thread)")
         }
     }
 

@@ -95,7 +95,10 @@ extension Loop {
     ///   loop no longer accepts work, ``LoopError/wouldDeadlock(operation:)`` if waiting would
     ///   close a cycle of blocking invokes; in both cases `work` did not run.
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
-        if isOnLoopThread { return try work() }
+        if isOnLoopThread {
+            guard queue.isOpen else { throw queue.refusal }
+            return try work()
+        }
         let caller = try beginBlockingWait("invoke")
         defer { BlockingInvokes.end(caller: caller) }
         let handoff = ThreadHandoff<Result<T, any Error>>()
@@ -114,11 +117,30 @@ extension Loop {
     ///   work, ``LoopError/wouldDeadlock(operation:)`` if waiting would close a cycle of blocking
     ///   invokes; `work` did not run.
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () -> T) throws(LoopError) -> T {
-        if isOnLoopThread { return work() }
+        if isOnLoopThread {
+            guard queue.isOpen else { throw queue.refusal }
+            return work()
+        }
         let caller = try beginBlockingWait("invoke")
         defer { BlockingInvokes.end(caller: caller) }
         let handoff = ThreadHandoff<T>()
         try enqueue(.run { handoff.deliver(work()) })
+        return handoff.take()
+    }
+
+    /// A synchronous invoke from another thread whose work reaches the loop by a channel of the
+    /// caller's: `send` queues work that calls `deliver` exactly once, on the loop's thread, with
+    /// the result. For the C API, whose calls from one thread stay in order with that thread's
+    /// posts (which travel through an inbox). The same cycle check as `invoke`; the caller runs
+    /// the work inline itself when it is on the loop's thread.
+    package func invokeFromAnotherThread<T: Sendable>(
+        _ operation: String,
+        sending send: (_ deliver: @escaping @Sendable (T) -> Void) throws(LoopError) -> Void
+    ) throws(LoopError) -> T {
+        let caller = try beginBlockingWait(operation)
+        defer { BlockingInvokes.end(caller: caller) }
+        let handoff = ThreadHandoff<T>()
+        try send { handoff.deliver($0) }
         return handoff.take()
     }
 
@@ -142,7 +164,10 @@ extension Loop {
     public nonisolated(nonsending) func invoke<T: Sendable>(
         _ work: @escaping @Sendable () throws -> T
     ) async throws -> T {
-        if isOnLoopThread { return try work() }
+        if isOnLoopThread {
+            guard queue.isOpen else { throw queue.refusal }
+            return try work()
+        }
         return try await withCheckedThrowingContinuation { continuation in
             do {
                 try enqueue(.run { continuation.resume(with: Result { try work() }) })
