@@ -4,7 +4,7 @@ import UVLoop
 
 extension LoopError {
     /// The C API's error code for this error (one of the `UVLOOP_E*` codes of uvloop.h, or the
-    /// libuv code of ``LoopError/libuv(function:code:)``): what a Swift component's `@c` entry
+    /// libuv code of `LoopError.libuv(function:code:)`): what a Swift component's `@c` entry
     /// point returns to its C caller.
     public var cErrorCode: Int32 {
         switch self {
@@ -14,7 +14,8 @@ extension LoopError {
         case .wouldDeadlock: return UVLOOP_EDEADLOCK
         case .libuv(_, let code): return code
         case .timedOut: return Int32(UV_ETIMEDOUT.rawValue)
-        case .invalidArgument, .inboxFull, .alreadyRunning, .adoptedLoop, .mainLoopAlreadyChosen:
+        case .inboxFull: return Int32(UV_ENOBUFS.rawValue)
+        case .invalidArgument, .alreadyRunning, .adoptedLoop, .mainLoopAlreadyChosen:
             return UVLOOP_EINVAL
         }
     }

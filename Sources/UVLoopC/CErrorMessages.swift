@@ -9,8 +9,10 @@ private func cString(_ text: StaticString) -> UnsafePointer<CChar> {
     UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
+/// The C function `uvloop_strerror`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_strerror(_ err: Int32) -> UnsafePointer<CChar>? {
+public func uvloop_strerror(_ err: Int32) -> UnsafePointer<CChar>? {
     switch err {
     case 0: return cString("success")
     case UVLOOP_ESHUTDOWN:
@@ -28,6 +30,12 @@ func uvloop_strerror(_ err: Int32) -> UnsafePointer<CChar>? {
     case UVLOOP_ENOTATTACHED:
         return cString("the loop was created in Swift, not attached from C; detach or shut it down in Swift")
     default:
-        return uv_strerror(err)
+        // uv_strerror allocates a message for a code libuv does not know; uv_err_name_r writes
+        // into our buffer, and names unknown codes "Unknown system error N".
+        let known = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { name in
+            _ = uv_err_name_r(err, name.baseAddress, name.count)
+            return !String(cString: name.baseAddress!).hasPrefix("Unknown")
+        }
+        return known ? uv_strerror(err) : cString("unknown error")
     }
 }

@@ -1,3 +1,4 @@
+import CUVLoop
 import Synchronization
 import UVLoop
 
@@ -33,6 +34,36 @@ final class CLoop: Sendable {
             try inbox.send(callback)
         }
     }
+
+    /// Sends `body` from another thread through the inbox, so that it runs on the loop's thread
+    /// in order with the calling thread's posts: how every C call other than `uvloop_post` reaches
+    /// the loop from other threads (one allocation, for the closure's box).
+    func send(_ body: @escaping @Sendable () -> Void) throws(LoopError) {
+        // Unmanaged: the box rides through the inbox as the C context; `runBoxedWork` takes the
+        // reference back, or the failed send below does.
+        let box = Unmanaged.passRetained(BoxedWork(body))
+        do {
+            try inbox.send(CCallback(function: runBoxedWork, context: box.toOpaque()))
+        } catch {
+            box.release()
+            throw error
+        }
+    }
+}
+
+/// A Swift closure carried through the inbox of C callbacks (see `CLoop.send`).
+final class BoxedWork: Sendable {
+    let body: @Sendable () -> Void
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        self.body = body
+    }
+}
+
+/// The C callback that runs a `BoxedWork` and releases it.
+private let runBoxedWork: uvloop_cb = { context in
+    // Unmanaged: the reference `CLoop.send` retained for the trip.
+    Unmanaged<BoxedWork>.fromOpaque(context!).takeRetainedValue().body()
 }
 
 /// The `uv_loop_t`s UVLoop is attached to through the C API, so that attaching one twice is an

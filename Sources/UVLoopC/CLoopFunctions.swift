@@ -19,8 +19,10 @@ func retainedHandle(_ cLoop: CLoop) -> OpaquePointer {
     OpaquePointer(Unmanaged.passRetained(cLoop).toOpaque())
 }
 
+/// The C function `uvloop_attach`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_attach(_ loop: UnsafeMutablePointer<uv_loop_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func uvloop_attach(_ loop: UnsafeMutablePointer<uv_loop_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guard let loop, let out else { return UVLOOP_EINVAL }
     let address = UInt(bitPattern: loop)
     guard AttachedLoops.insert(address) else { return UVLOOP_EALREADY }
@@ -41,8 +43,10 @@ func uvloop_attach(_ loop: UnsafeMutablePointer<uv_loop_t>?, _ out: UnsafeMutabl
     }
 }
 
+/// The C function `uvloop_detach`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_detach(_ l: OpaquePointer?) -> Int32 {
+public func uvloop_detach(_ l: OpaquePointer?) -> Int32 {
     guard let cLoop = cLoop(l) else { return UVLOOP_EINVAL }
     return detach(cLoop)
 }
@@ -55,8 +59,10 @@ private func detach(_ cLoop: CLoop) -> Int32 {
     }
 }
 
+/// The C function `uvloop_release`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_release(_ l: OpaquePointer?) -> Int32 {
+public func uvloop_release(_ l: OpaquePointer?) -> Int32 {
     guard let l, let cLoop = cLoop(l) else { return UVLOOP_EINVAL }
     if cLoop.attachedTo != nil, cLoop.loop.isAcceptingWork {
         guard cLoop.loop.isOnLoopThread else { return UVLOOP_ENOTLOOPTHREAD }
@@ -67,27 +73,35 @@ func uvloop_release(_ l: OpaquePointer?) -> Int32 {
     return 0
 }
 
+/// The C function `uvloop_keep_alive`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_keep_alive(_ l: OpaquePointer?, _ on: Int32) -> Int32 {
+public func uvloop_keep_alive(_ l: OpaquePointer?, _ on: Int32) -> Int32 {
     guard let cLoop = cLoop(l) else { return UVLOOP_EINVAL }
     guard cLoop.attachedTo != nil else { return UVLOOP_ENOTATTACHED }
     return cResult { () throws(LoopError) in try cLoop.loop.setKeepsOwnerLoopAlive(on != 0) }
 }
 
+/// The C function `uvloop_is_loop_thread`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_is_loop_thread(_ l: OpaquePointer?) -> Int32 {
+public func uvloop_is_loop_thread(_ l: OpaquePointer?) -> Int32 {
     guard let cLoop = cLoop(l) else { return 0 }
     return cLoop.loop.isOnLoopThread ? 1 : 0
 }
 
+/// The C function `uvloop_now`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_now(_ l: OpaquePointer?) -> UInt64 {
+public func uvloop_now(_ l: OpaquePointer?) -> UInt64 {
     guard let cLoop = cLoop(l) else { return 0 }
     return cLoop.loop.now.nanoseconds
 }
 
+/// The C function `uvloop_owns_handle`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_owns_handle(_ handle: UnsafePointer<uv_handle_t>?) -> Int32 {
+public func uvloop_owns_handle(_ handle: UnsafePointer<uv_handle_t>?) -> Int32 {
     guard let handle else { return 0 }
     return Loop.ownsHandle(UnsafeRawPointer(handle)) ? 1 : 0
 }

@@ -7,18 +7,21 @@ import UVLoop
 /// (`Unmanaged`) from `uvloop_timer_start` until `uvloop_timer_release`.
 final class CTimer: Sendable {
     let timer: LoopTimer
+    /// Where calls from other threads travel, in order with their posts.
+    let cLoop: CLoop
 
-    init(_ timer: LoopTimer) {
+    init(_ timer: LoopTimer, cLoop: CLoop) {
         self.timer = timer
+        self.cLoop = cLoop
     }
 }
 
-/// The timer behind a `uvloop_timer_t *`, borrowed for the call.
+/// The object behind a `uvloop_timer_t *`, borrowed for the call.
 @inline(__always)
-private func cTimer(_ handle: OpaquePointer?) -> LoopTimer? {
+private func cTimer(_ handle: OpaquePointer?) -> CTimer? {
     guard let handle else { return nil }
     // Unmanaged: C holds the retained reference until uvloop_timer_release; a call borrows it.
-    return Unmanaged<CTimer>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue().timer
+    return Unmanaged<CTimer>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
 }
 
 /// A C delay in nanoseconds as a `Duration`; beyond `Int64.max` it is the end of time anyway.
@@ -27,25 +30,31 @@ private func duration(_ nanoseconds: UInt64) -> Duration {
     .nanoseconds(Int64(clamping: nanoseconds))
 }
 
+/// The C function `uvloop_timer_start`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_timer_start(
+public func uvloop_timer_start(
     _ l: OpaquePointer?, _ delay_ns: UInt64, _ repeat_ns: UInt64, _ fn: uvloop_cb?, _ ctx: UnsafeMutableRawPointer?,
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> Int32 {
     guard let cLoop = cLoop(l), let fn else { return UVLOOP_EINVAL }
     let callback = CCallback(function: fn, context: ctx)
+    let loop = cLoop.loop
+    let interval = repeat_ns == 0 ? nil : duration(repeat_ns)
     do {
         let timer: LoopTimer
-        if repeat_ns == 0 {
-            timer = try cLoop.loop.schedule(after: duration(delay_ns)) { callback.run() }
+        if !loop.isOnLoopThread {
+            timer = try loop.scheduleFromAnotherThread(
+                after: duration(delay_ns), every: interval, work: { callback.run() },
+                sending: { schedule throws(LoopError) in try cLoop.send(schedule) })
+        } else if let interval {
+            timer = try loop.scheduleRepeating(every: interval, after: duration(delay_ns)) { callback.run() }
         } else {
-            timer = try cLoop.loop.scheduleRepeating(every: duration(repeat_ns), after: duration(delay_ns)) {
-                callback.run()
-            }
+            timer = try loop.schedule(after: duration(delay_ns)) { callback.run() }
         }
         if let out {
             // Unmanaged: the reference C holds until uvloop_timer_release.
-            out.pointee = OpaquePointer(Unmanaged.passRetained(CTimer(timer)).toOpaque())
+            out.pointee = OpaquePointer(Unmanaged.passRetained(CTimer(timer, cLoop: cLoop)).toOpaque())
         }
         return 0
     } catch {
@@ -53,32 +62,66 @@ func uvloop_timer_start(
     }
 }
 
+/// The C function `uvloop_timer_cancel`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_timer_cancel(_ t: OpaquePointer?) -> Int32 {
-    guard let timer = cTimer(t) else { return UVLOOP_EINVAL }
-    return timer.cancel() ? 1 : 0
+public func uvloop_timer_cancel(_ t: OpaquePointer?) -> Int32 {
+    guard let cTimer = cTimer(t) else { return UVLOOP_EINVAL }
+    return cTimer.timer.cancel() ? 1 : 0
 }
 
+/// The C function `uvloop_timer_fire`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_timer_fire(_ t: OpaquePointer?) -> Int32 {
-    guard let timer = cTimer(t) else { return UVLOOP_EINVAL }
-    return timer.fire() ? 1 : 0
+public func uvloop_timer_fire(_ t: OpaquePointer?) -> Int32 {
+    guard let cTimer = cTimer(t) else { return UVLOOP_EINVAL }
+    let timer = cTimer.timer
+    guard !timer.loop.isOnLoopThread else { return timer.fire() ? 1 : 0 }
+    guard timer.isPending else { return 0 }
+    let fired = try? timer.loop.invokeFromAnotherThread("uvloop_timer_fire") { deliver throws(LoopError) in
+        try cTimer.cLoop.send { deliver(timer.fire()) }
+    }
+    return fired == true ? 1 : 0
 }
 
+/// The C function `uvloop_timer_again`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_timer_again(_ t: OpaquePointer?, _ delay_ns: UInt64) -> Int32 {
-    guard let timer = cTimer(t) else { return UVLOOP_EINVAL }
-    return timer.reschedule(after: duration(delay_ns)) ? 1 : 0
+public func uvloop_timer_again(_ t: OpaquePointer?, _ delay_ns: UInt64) -> Int32 {
+    guard let cTimer = cTimer(t) else { return UVLOOP_EINVAL }
+    let timer = cTimer.timer
+    let loop = timer.loop
+    guard !loop.isOnLoopThread else { return timer.reschedule(after: duration(delay_ns)) ? 1 : 0 }
+    guard timer.isPending else { return 0 }
+    // The delay counts from this call on the system clock, as for uvloop_timer_start; a manual
+    // clock (a loop made in Swift for tests) is read only on the loop's thread, on arrival.
+    let move: @Sendable () -> Void
+    if loop.clockSource == .system {
+        let deadline = loop.now.advanced(by: duration(delay_ns))
+        move = { _ = timer.reschedule(at: deadline) }
+    } else {
+        move = { _ = timer.reschedule(after: duration(delay_ns)) }
+    }
+    do {
+        try cTimer.cLoop.send(move)
+        return 1
+    } catch {
+        return 0
+    }
 }
 
+/// The C function `uvloop_timer_is_pending`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_timer_is_pending(_ t: OpaquePointer?) -> Int32 {
-    guard let timer = cTimer(t) else { return 0 }
-    return timer.isPending ? 1 : 0
+public func uvloop_timer_is_pending(_ t: OpaquePointer?) -> Int32 {
+    guard let cTimer = cTimer(t) else { return 0 }
+    return cTimer.timer.isPending ? 1 : 0
 }
 
+/// The C function `uvloop_timer_release`, as uvloop.h declares and documents it (its threads, results and
+/// error codes); Swift code calls it like any C function.
 @c @implementation
-func uvloop_timer_release(_ t: OpaquePointer?) {
+public func uvloop_timer_release(_ t: OpaquePointer?) {
     guard let t else { return }
     // Unmanaged: the reference uvloop_timer_start retained for C.
     Unmanaged<CTimer>.fromOpaque(UnsafeRawPointer(t)).release()

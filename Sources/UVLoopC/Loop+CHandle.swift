@@ -34,7 +34,7 @@ extension Loop {
     /// handle made here cannot detach the loop: shut it down in Swift (C calls that need the
     /// loop then return `UVLOOP_ESHUTDOWN`).
     /// - Returns: a new `uvloop_t *`, retained until `uvloop_release`.
-    /// - Throws: ``LoopError/shutDown`` (or ``LoopError/detached``) when the loop no longer
+    /// - Throws: `LoopError.shutDown` (or `LoopError.detached`) when the loop no longer
     ///   accepts work.
     public func makeCHandle() throws(LoopError) -> OpaquePointer {
         retainedHandle(try CLoop(loop: self, attachedTo: nil))

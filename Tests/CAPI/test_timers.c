@@ -295,6 +295,7 @@ static void again_moves_a_pending_timer(void) {
 typedef struct {
     uvloop_t *l;
     uvloop_timer_t *t;
+    uvloop_timer_t *guard;
     int ran, again_rc, inside_rc, stopped;
 } again_order;
 
@@ -306,6 +307,7 @@ static void move_an_hour_away(void *arg) {
 static void on_moved_timer(void *arg) {
     again_order *a = arg;
     a->ran++;
+    CHECK_EQ(uvloop_timer_cancel(a->guard), 1); /* a pending timer keeps uv_run running */
     CHECK_EQ(uvloop_keep_alive(a->l, 0), 0);
 }
 
@@ -333,15 +335,14 @@ static void again_from_another_thread_is_ordered_with_its_posts(void) {
     CHECK_EQ(a.again_rc, 1);
     CHECK_EQ(uvloop_keep_alive(f.l, 1), 0);
     /* Ends the run if the timer is left an hour away (the failure). */
-    uvloop_timer_t *guard = NULL;
-    CHECK_EQ(uvloop_timer_start(f.l, 1000 * MS, 0, give_up, &a, &guard), 0);
+    CHECK_EQ(uvloop_timer_start(f.l, 1000 * MS, 0, give_up, &a, &a.guard), 0);
     CHECK_EQ(uv_run(&f.uv, UV_RUN_DEFAULT), 0);
     CHECK_EQ(a.inside_rc, 1);
     CHECK_EQ(a.ran, 1);
     CHECK_EQ(a.stopped, 0);
     if (a.ran == 0) fprintf(stderr, "    the thread's uvloop_timer_again(t, 0) overtook its earlier uvloop_post\n");
-    uvloop_timer_cancel(guard);
-    uvloop_timer_release(guard);
+    uvloop_timer_cancel(a.guard);
+    uvloop_timer_release(a.guard);
     uvloop_timer_release(a.t);
     fixture_teardown(&f);
 }

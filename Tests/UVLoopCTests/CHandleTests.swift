@@ -1,4 +1,5 @@
 import XCTest
+import CLibUV
 import CUVLoop
 import Synchronization
 import UVLoop
@@ -66,10 +67,14 @@ final class CHandleTests: XCTestCase {
         XCTAssertEqual(LoopError.notOnLoopThread(operation: "x").cErrorCode, UVLOOP_ENOTLOOPTHREAD)
         XCTAssertEqual(LoopError.wouldDeadlock(operation: "x").cErrorCode, UVLOOP_EDEADLOCK)
         XCTAssertEqual(LoopError.invalidArgument("x").cErrorCode, UVLOOP_EINVAL)
+        XCTAssertEqual(LoopError.inboxFull(capacity: 2).cErrorCode, Int32(UV_ENOBUFS.rawValue))
         XCTAssertEqual(LoopError.libuv(function: "uv_poll_init", code: -24).cErrorCode, -24, "libuv's codes pass through")
         for code in [UVLOOP_ESHUTDOWN, UVLOOP_EDETACHED, UVLOOP_EINVAL, UVLOOP_ENOTLOOPTHREAD, UVLOOP_EDEADLOCK,
                      UVLOOP_EALREADY, UVLOOP_ENOTATTACHED, -24] {
             XCTAssertFalse(String(cString: uvloop_strerror(code)).isEmpty)
         }
+        // A code that is no one's gets a static message (uv_strerror would allocate one).
+        XCTAssertEqual(String(cString: uvloop_strerror(-123_456)), "unknown error")
+        XCTAssertEqual(uvloop_strerror(-123_456), uvloop_strerror(-654_321))
     }
 }

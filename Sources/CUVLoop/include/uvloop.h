@@ -15,6 +15,9 @@
  *   - Callbacks are a function and a context pointer. UVLoop never reads or frees the context; a
  *     callback runs on the loop thread, and runs exactly once unless its call returned an error
  *     (or, for a timer, it was cancelled).
+ *   - Order: the calls one thread makes (posts, next-iteration posts, invokes, timer starts,
+ *     moves and fires) reach the loop in the order that thread made them. Across threads there
+ *     is no set order.
  *
  * Teardown of an attached loop, on the loop thread:
  *     uvloop_detach(l);                 runs what was posted, cancels timers, closes UVLoop's handles
@@ -55,10 +58,12 @@ typedef void (*uvloop_cb)(void *ctx);
  * program on its first turn with a message saying so). UVLoop adds its handles to `loop` and
  * never calls uv_run: the owner's turns run UVLoop's work.
  *
- * UVLoop's handles are unreferenced: they do not keep uv_run(loop, UV_RUN_DEFAULT) running.
- * Work arrives on the owner's turns, and libuv turns a loop only while something referenced is
- * active (a server, a timer, a signal watcher). If work may be posted while nothing of the
- * owner's is active, call uvloop_keep_alive(l, 1).
+ * The handle that wakes the loop for posts is unreferenced: waiting for posts does not keep
+ * uv_run(loop, UV_RUN_DEFAULT) running (pending timers and next-iteration work do, as libuv's
+ * own timers would). Work runs on the owner's turns, and libuv turns a loop only while
+ * something referenced is active (a server, a timer, a signal watcher): with nothing active,
+ * uv_run returns at once, even with UV_RUN_NOWAIT, and posts from other threads wait. If work
+ * may be posted while nothing of the owner's is active, call uvloop_keep_alive(l, 1).
  *
  * Returns 0 and stores the new loop in *out; UVLOOP_EINVAL for a NULL argument;
  * UVLOOP_EALREADY when UVLoop is already attached to `loop`; a libuv code when a handle cannot
@@ -96,15 +101,17 @@ int uvloop_release(uvloop_t *l);
  * turns. Loop thread only.
  *
  * Returns 0; UVLOOP_ENOTLOOPTHREAD from another thread; UVLOOP_EDETACHED after detach;
+ * UVLOOP_ENOTATTACHED for a loop created in Swift (it runs until Swift shuts it down);
  * UVLOOP_EINVAL for NULL.
  */
 int uvloop_keep_alive(uvloop_t *l, int on);
 
 /*
- * Runs fn(ctx) on the loop thread, soon: on the current turn when posted from a callback,
- * otherwise after the loop wakes up. Any thread. Callbacks posted by one thread run in posting
- * order. From another thread this takes no lock and allocates nothing; when 16,384 posts are
- * already waiting it waits (yielding the CPU) until the loop has made room.
+ * Runs fn(ctx) on the loop thread, soon: from another thread, once the loop has woken up; from
+ * the loop thread, never inline, but after the current callback, and before next-iteration work
+ * queued in the same turn. Any thread. Callbacks posted by one thread run in posting order.
+ * From another thread this takes no lock and allocates nothing; when 16,384 posts are already
+ * waiting it waits (yielding the CPU) until the loop has made room.
  *
  * Returns 0; UVLOOP_ESHUTDOWN or UVLOOP_EDETACHED when the loop no longer accepts work (fn will
  * not run); UVLOOP_EINVAL for a NULL `l` or `fn`.
@@ -197,7 +204,7 @@ int uvloop_owns_handle(const uv_handle_t *handle);
 
 /*
  * A message for any error code a uvloop_* or uv_* function returned. Never NULL; the string is
- * static. Any thread.
+ * static (a code that is neither gets "unknown error"). Any thread.
  */
 const char *uvloop_strerror(int err);
 

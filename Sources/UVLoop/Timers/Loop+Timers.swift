@@ -150,6 +150,38 @@ extension Loop {
         }
     }
 
+    /// Schedules a timer from another thread through a channel of the caller's: the handle is
+    /// made (and the deadline taken on the system clock) now, and `send` queues the closure that
+    /// puts the timer on the schedule when it runs on the loop's thread. For the C API, whose
+    /// calls from one thread stay in order with that thread's posts. If `send` throws, the timer
+    /// is given up (not pending) and the error rethrown; if the loop no longer accepts work when
+    /// the closure runs, the timer is given up then, as shutdown would have cancelled it.
+    package func scheduleFromAnotherThread(
+        after delay: Duration, every interval: Duration?, work: @escaping @Sendable () -> Void,
+        sending send: (_ schedule: @escaping @Sendable () -> Void) throws(LoopError) -> Void
+    ) throws(LoopError) -> LoopTimer {
+        var repetition = TimerRepetition.none
+        if let interval {
+            let nanoseconds = interval.saturatingNanoseconds
+            guard nanoseconds > 0 else {
+                throw LoopError.invalidArgument("a repeating timer's interval must be at least 1 nanosecond (got \(interval))")
+            }
+            repetition = TimerRepetition(interval: UInt64(nanoseconds), policy: .fixedRate)
+        }
+        let timer = LoopTimer(loop: self, id: timerSlots.allocate())
+        var deadline = Deadline.after(delay.delayNanoseconds)
+        if clockSource == .system { deadline = .absolute(deadline.resolved(now: monotonicNanoseconds())) }
+        do {
+            try send { [self, deadline, repetition] in
+                try? self.insert(timer, deadline: deadline, repetition: repetition, work: .closure(work))
+            }
+        } catch {
+            abandon(timer)
+            throw error
+        }
+        return timer
+    }
+
     /// Schedules a new timer; on the loop's thread without a detour through `makeTimer`.
     fileprivate func schedule(
         after delay: Duration, repetition: TimerRepetition, work: TimerWork
