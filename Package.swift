@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "UVLoopTesting", dependencies: ["UVLoop"]),
         .target(name: "CUVLoop", dependencies: ["CLibUV"]),
         .target(name: "UVLoopC", dependencies: ["UVLoop", "CUVLoop", "CLibUV"]),
-        .executableTarget(name: "uvloop-demo", dependencies: ["UVLoop", "UVOperations", "UVEvents"]),
+        .executableTarget(name: "uvloop-demo", dependencies: ["UVLoop", "UVOperations", "UVEvents", "UVLoopC", "CUVLoop", "CLibUV"]),
         .executableTarget(name: "uvloop-misuse", dependencies: ["UVLoop", "UVEvents", "CLibUV"]),
         .target(name: "UVTestSupport", dependencies: ["UVLoop"], path: "Tests/UVTestSupport"),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "UVLoopTesting", "UVTestSupport", "CLibUV"]),

@@ -38,6 +38,21 @@ func runPostingSection() throws {
     let nested = try loop.invoke { try loop.invoke { "inline on the loop thread: \(loop.isOnLoopThread)" } }
     print("  invoke inside invoke: \(nested)")
 
+    // 3b. two loops whose threads would wait for each other: the invoke closing the cycle throws.
+    let other = try Loop.startThread(name: "demo-other")
+    let cycle = try loop.invoke {
+        try other.loop.invoke { () -> String in
+            do throws(LoopError) {
+                _ = try loop.invoke { 0 }
+                return "it ran (unexpected)"
+            } catch {
+                return "\(error)"
+            }
+        }
+    }
+    try other.shutdown()
+    print("  loop A's thread waits in B.invoke while B's work invokes back on A: \(cycle)")
+
     // 4. next iteration runs after the loop polled for I/O, after this turn's posted work.
     let order = LoopBound([String](), loop: loop)
     let done = DispatchSemaphore(value: 0)

@@ -4,7 +4,7 @@ import UVLoop
 /// timer that cancels itself, and a burst larger than one turn's budget, on real loops with the
 /// system clock.
 func runTimersSection() throws {
-    print("== Timers: cancel handles, fire now, repeating, a burst over several turns")
+    print("== Timers: cancel handles, fire now, repeating, moving a timeout, a burst over several turns")
     let loop = try Loop()
     let log = LoopBound([String](), loop: loop)
     let start = loop.now
@@ -27,6 +27,15 @@ func runTimersSection() throws {
         ticks.value += 1
         log.value.append("tick \(ticks.value) at +\(start.duration(to: loop.now)) (fixed rate, 10 ms)")
         if ticks.value == 4 { log.value.append("the callback cancels its own timer: \(timer.cancel())") }
+    }
+    // An idle timeout that every message pushes back: moved, not cancelled and scheduled again.
+    let idle = try loop.schedule(after: .milliseconds(20)) {
+        log.value.append("the idle timeout fired at +\(start.duration(to: loop.now)), 20 ms after the last message")
+    }
+    for message in 1...3 {
+        try loop.schedule(after: .milliseconds(5 * message)) {
+            log.value.append("message \(message) at +\(start.duration(to: loop.now)) pushes the idle timeout back: \(idle.reschedule(after: .milliseconds(20)))")
+        }
     }
     try loop.schedule(after: .milliseconds(45)) { loop.stop() }
     try loop.run()
