@@ -63,11 +63,7 @@ extension Loop {
         every interval: Duration, after delay: Duration? = nil, policy: LoopTimer.RepeatPolicy = .fixedRate,
         _ work: @escaping @Sendable () -> Void
     ) throws(LoopError) -> LoopTimer {
-        let nanoseconds = interval.saturatingNanoseconds
-        guard nanoseconds > 0 else {
-            throw LoopError.invalidArgument("a repeating timer's interval must be at least 1 nanosecond (got \(interval))")
-        }
-        let repetition = TimerRepetition(interval: UInt64(nanoseconds), policy: policy)
+        let repetition = try Self.repetition(every: interval, policy: policy)
         return try schedule(after: delay ?? interval, repetition: repetition, work: .closure(work))
     }
 
@@ -97,11 +93,7 @@ extension Loop {
         every interval: Duration, after delay: Duration? = nil, policy: LoopTimer.RepeatPolicy = .fixedRate,
         _ work: @escaping @Sendable (LoopTimer) -> Void
     ) throws(LoopError) -> LoopTimer {
-        let nanoseconds = interval.saturatingNanoseconds
-        guard nanoseconds > 0 else {
-            throw LoopError.invalidArgument("a repeating timer's interval must be at least 1 nanosecond (got \(interval))")
-        }
-        let repetition = TimerRepetition(interval: UInt64(nanoseconds), policy: policy)
+        let repetition = try Self.repetition(every: interval, policy: policy)
         let timer = makeTimer()
         // The closure makes the handle when it runs, from a weak reference: holding the handle
         // (which holds the loop) would keep the loop alive as long as the timer repeats.
@@ -161,16 +153,9 @@ extension Loop {
         sending send: (_ schedule: @escaping @Sendable () -> Void) throws(LoopError) -> Void
     ) throws(LoopError) -> LoopTimer {
         var repetition = TimerRepetition.none
-        if let interval {
-            let nanoseconds = interval.saturatingNanoseconds
-            guard nanoseconds > 0 else {
-                throw LoopError.invalidArgument("a repeating timer's interval must be at least 1 nanosecond (got \(interval))")
-            }
-            repetition = TimerRepetition(interval: UInt64(nanoseconds), policy: .fixedRate)
-        }
+        if let interval { repetition = try Self.repetition(every: interval, policy: .fixedRate) }
         let timer = LoopTimer(loop: self, id: timerSlots.allocate())
-        var deadline = Deadline.after(delay.delayNanoseconds)
-        if clockSource == .system { deadline = .absolute(deadline.resolved(now: monotonicNanoseconds())) }
+        let deadline = resolvedAtCall(.after(delay.delayNanoseconds))
         do {
             try send { [self, deadline, repetition] in
                 try? self.insert(timer, deadline: deadline, repetition: repetition, work: .closure(work))
@@ -240,15 +225,29 @@ extension Loop {
         state.schedule(timer.id, deadline: deadline.resolved(now: now), now: now, repetition: repetition, work: work)
     }
 
-    /// A delay is measured from the call on the system clock, and from when the loop receives it
-    /// on a manual clock (which only the loop's thread may read).
+    /// A deadline given on another thread: a delay counts from the call on the system clock, and
+    /// from when the loop receives it on a manual clock (which only the loop's thread may read).
+    private func resolvedAtCall(_ deadline: Deadline) -> Deadline {
+        guard case .after = deadline, clockSource == .system else { return deadline }
+        return .absolute(deadline.resolved(now: monotonicNanoseconds()))
+    }
+
+    /// A repeating timer's repetition; an interval under 1 ns is refused.
+    private static func repetition(
+        every interval: Duration, policy: LoopTimer.RepeatPolicy
+    ) throws(LoopError) -> TimerRepetition {
+        let nanoseconds = interval.saturatingNanoseconds
+        guard nanoseconds > 0 else {
+            throw LoopError.invalidArgument("a repeating timer's interval must be at least 1 nanosecond (got \(interval))")
+        }
+        return TimerRepetition(interval: UInt64(nanoseconds), policy: policy)
+    }
+
+    /// Schedules a timer from `makeTimer()` through a post; see `resolvedAtCall` for the deadline.
     private func insertFromOtherThread(
         _ timer: LoopTimer, deadline: Deadline, repetition: TimerRepetition, work: TimerWork
     ) throws(LoopError) {
-        var deadline = deadline
-        if case .after = deadline, clockSource == .system {
-            deadline = .absolute(deadline.resolved(now: monotonicNanoseconds()))
-        }
+        let deadline = resolvedAtCall(deadline)
         do {
             try enqueue(.run { [confined, deadline, id = timer.id] in
                 let state = confined.value
@@ -287,10 +286,7 @@ extension Loop {
     func reschedule(_ timer: LoopTimer, to deadline: Deadline) -> Bool {
         guard isOnLoopThread else {
             guard timer.isPending else { return false }
-            var deadline = deadline
-            if case .after = deadline, clockSource == .system {
-                deadline = .absolute(deadline.resolved(now: monotonicNanoseconds()))
-            }
+            let deadline = resolvedAtCall(deadline)
             do {
                 try enqueue(.run { [confined, deadline, id = timer.id] in
                     let state = confined.value
