@@ -443,6 +443,44 @@ void cp_timers_destroy(cp_timers *t) {
     free(t);
 }
 
+/* timer_reschedule: n started timers, contiguous like cp_timer_cancel's, moved in place. */
+struct cp_moves {
+    uv_loop_t loop;
+    uv_timer_t *timers;
+    long n;
+    uint64_t rng;
+};
+
+cp_moves *cp_moves_new(long n) {
+    cp_moves *m = calloc(1, sizeof *m);
+    CHECK(uv_loop_init(&m->loop));
+    m->timers = calloc((size_t)(n ? n : 1), sizeof(uv_timer_t));
+    m->n = n;
+    m->rng = 12345;
+    for (long i = 0; i < n; i++) {
+        CHECK(uv_timer_init(&m->loop, &m->timers[i]));
+        CHECK(uv_timer_start(&m->timers[i], timer_noop, cp_rand_timeout_ms(&m->rng), 0));
+    }
+    return m;
+}
+
+/* libuv's move: uv_timer_start on a started timer stops it (heap removal) and starts it again
+   (heap insertion), which is also all uv_timer_again does, with the timer's repeat as timeout. */
+double cp_moves_run(cp_moves *m, long rounds) {
+    uint64_t t0 = cp_now_ns();
+    for (long r = 0; r < rounds; r++)
+        for (long i = 0; i < m->n; i++) uv_timer_start(&m->timers[i], timer_noop, cp_rand_timeout_ms(&m->rng), 0);
+    return (double)(cp_now_ns() - t0);
+}
+
+void cp_moves_destroy(cp_moves *m) {
+    for (long i = 0; i < m->n; i++) uv_close((uv_handle_t *)&m->timers[i], NULL);
+    CHECK(uv_run(&m->loop, UV_RUN_DEFAULT));
+    CHECK(uv_loop_close(&m->loop));
+    free(m->timers);
+    free(m);
+}
+
 typedef struct { long fired; } fire_ctx;
 
 static void timer_fire_cb(uv_timer_t *h) {

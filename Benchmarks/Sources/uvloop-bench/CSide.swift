@@ -55,6 +55,15 @@ enum CSide {
         return { Session(run: { Sample(value: cp_timer_cancel(n) / Double(n), ops: n) }) }
     }
 
+    static func timerReschedule(n: Int, rounds: Int) -> SessionMaker {
+        return {
+            let m = cp_moves_new(n)!
+            return Session(run: {
+                Sample(value: cp_moves_run(m, rounds) / Double(n * rounds), ops: n * rounds)
+            }, close: { cp_moves_destroy(m) })
+        }
+    }
+
     static func timerFire(n: Int) -> SessionMaker {
         return {
             Session(run: { Sample(value: cp_timer_fire(n, 10) / Double(n), ops: n) })

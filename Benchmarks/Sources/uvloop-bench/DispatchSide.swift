@@ -77,6 +77,37 @@ enum DispatchSide {
         }
     }
 
+    /// timer_reschedule: `schedule(deadline:)` again on the active timer source moves it.
+    static func timerReschedule(n: Int, rounds: Int) -> SessionMaker {
+        return {
+            let q = queue()
+            let handles = Box<[DispatchSourceTimer]>([])
+            let seq = Box(TimeoutSequence())
+            q.sync {
+                handles.value.reserveCapacity(n)
+                for _ in 0..<n { handles.value.append(makeTimer(q, ms: seq.value.nextMilliseconds())) }
+            }
+            return Session(run: {
+                let ns = q.sync { () -> UInt64 in
+                    var s = seq.value
+                    let t0 = nowNs()
+                    for _ in 0..<rounds {
+                        for h in handles.value { h.schedule(deadline: .now() + .milliseconds(Int(s.nextMilliseconds()))) }
+                    }
+                    let t1 = nowNs()
+                    seq.value = s
+                    return t1 - t0
+                }
+                return Sample(value: Double(ns) / Double(n * rounds), ops: n * rounds)
+            }, close: {
+                q.sync {
+                    for h in handles.value { h.cancel() }
+                    handles.value = []
+                }
+            })
+        }
+    }
+
     static func timerFire(n: Int) -> SessionMaker {
         return {
             let q = queue()

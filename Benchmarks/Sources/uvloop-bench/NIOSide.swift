@@ -122,6 +122,43 @@ enum NIOSide {
         }
     }
 
+    /// timer_reschedule: NIO cannot move a scheduled task, so each move is `cancel()` and a new
+    /// `scheduleTask` with the same closure.
+    static func timerReschedule(n: Int, rounds: Int) -> SessionMaker {
+        return {
+            let l = NIOLoop()
+            let el = l.el
+            let handles = Box<[Scheduled<Void>]>([])
+            let seq = Box(TimeoutSequence())
+            try el.submit {
+                handles.value.reserveCapacity(n)
+                for _ in 0..<n { handles.value.append(el.scheduleTask(in: .milliseconds(seq.value.nextMilliseconds())) {}) }
+            }.wait()
+            return Session(run: {
+                let ns = try el.submit { () -> UInt64 in
+                    var s = seq.value
+                    var hs = handles.value
+                    handles.value = [] // hs is unique: replaced in place
+                    let t0 = nowNs()
+                    for _ in 0..<rounds {
+                        for i in 0..<n {
+                            hs[i].cancel()
+                            hs[i] = el.scheduleTask(in: .milliseconds(s.nextMilliseconds())) {}
+                        }
+                    }
+                    let t1 = nowNs()
+                    seq.value = s
+                    handles.value = hs
+                    return t1 - t0
+                }.wait()
+                return Sample(value: Double(ns) / Double(n * rounds), ops: n * rounds)
+            }, close: {
+                try? el.submit { for h in handles.value { h.cancel() }; handles.value = [] }.wait()
+                l.close()
+            })
+        }
+    }
+
     static func timerFire(n: Int) -> SessionMaker {
         return {
             let l = NIOLoop()

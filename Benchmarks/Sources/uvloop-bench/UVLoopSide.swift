@@ -140,6 +140,44 @@ enum UVLoopSide {
         }
     }
 
+    /// timer_reschedule: n pending timers, scheduled once per session; each run moves every one
+    /// `rounds` times (`reschedule(after:)`) to the next timeout of the shared sequence.
+    static func timerReschedule(n: Int, rounds: Int) -> SessionMaker? {
+        return {
+            let r = try UVLoopRunner()
+            let loop = r.loop
+            let handles = Box<[LoopTimer]>([])
+            let seq = Box(TimeoutSequence())
+            try loop.invoke {
+                handles.value.reserveCapacity(n)
+                for _ in 0..<n {
+                    handles.value.append(try loop.schedule(after: .milliseconds(seq.value.nextMilliseconds())) {})
+                }
+            }
+            return Session(run: {
+                let ns = try loop.invoke { () -> UInt64 in
+                    var s = seq.value
+                    let hs = handles.value
+                    var moved = 0
+                    let t0 = nowNs()
+                    for _ in 0..<rounds {
+                        for h in hs {
+                            if h.reschedule(after: .milliseconds(s.nextMilliseconds())) { moved += 1 }
+                        }
+                    }
+                    let t1 = nowNs()
+                    seq.value = s
+                    precondition(moved == n * rounds, "a pending timer could not be moved")
+                    return t1 - t0
+                }
+                return Sample(value: Double(ns) / Double(n * rounds), ops: n * rounds)
+            }, close: {
+                try? loop.invoke { for h in handles.value { _ = h.cancel() }; handles.value = [] }
+                r.close()
+            })
+        }
+    }
+
     static func timerFire(n: Int) -> SessionMaker? {
         return {
             let r = try UVLoopRunner()

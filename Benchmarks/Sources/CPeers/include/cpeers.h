@@ -59,6 +59,13 @@ void cp_timers_destroy(cp_timers *t);
    stopped in start order. The uv_timer_t array is allocated before the clock starts (the floor: no
    allocation per timer). */
 double cp_timer_cancel(long n);
+/* timer_reschedule: n timers started (timeouts 1-2 hours, cp_rand_timeout_ms from seed 12345, handles
+   preallocated), kept across runs; each run moves every timer `rounds` times in start order, each move
+   to the sequence's next timeout (uv_timer_start on the started timer), and returns the elapsed ns. */
+typedef struct cp_moves cp_moves;
+cp_moves *cp_moves_new(long n);
+double cp_moves_run(cp_moves *m, long rounds);
+void cp_moves_destroy(cp_moves *m);
 /* n timers started with timeouts spread over spread_ms, then uv_run until all fired. */
 double cp_timer_fire(long n, long spread_ms);
 
