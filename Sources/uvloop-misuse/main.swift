@@ -54,6 +54,10 @@ let cases: [String: () throws -> Void] = [
         uv_idle_init(cLoop, ownerIdle)
         uv_idle_start(ownerIdle, ownerIdleTick)
         let loop = try Loop.adopt(cLoop)
+        // Work queued before the first turn must not run on the wrong thread: the check comes
+        // first, in whichever phase UVLoop is called first (here the idle phase, for the timer).
+        try loop.post { sayUnbuffered("uvloop-misuse: a post ran on the wrong thread") }
+        try loop.schedule(after: .zero) { sayUnbuffered("uvloop-misuse: a timer ran on the wrong thread") }
         // A config thread adopted the loop; the loop's own thread runs it.
         let pointer = UInt(bitPattern: cLoop)
         onAnotherThread {
@@ -66,6 +70,11 @@ let cases: [String: () throws -> Void] = [
         onAnotherThread { loop.preconditionOnLoopThread("Cache.refresh()") }
     },
 ]
+
+/// Writes a line to stderr at once (print's buffer would be lost when the program stops).
+nonisolated func sayUnbuffered(_ line: String) {
+    _ = (line + "\n").withCString { write(2, $0, strlen($0)) }
+}
 
 /// The callback of an owner's idle handle (not isolated to the main actor: libuv calls it on the
 /// loop's thread).

@@ -135,6 +135,7 @@ final class LoopEngine {
     // MARK: libuv callbacks
 
     func onWake() {
+        confirmLoopThread()
         isInCallback = true
         defer { isInCallback = false }
         drainPosted()
@@ -142,6 +143,7 @@ final class LoopEngine {
     }
 
     func onIdle() {
+        confirmLoopThread()
         isInCallback = true
         defer { isInCallback = false }
         if timersDue { fireDueTimers() }
@@ -155,7 +157,7 @@ final class LoopEngine {
     /// (they did not wake it) run now, once; if more arrived meanwhile, the idle handle makes the
     /// poll non-blocking. Only a queue seen empty lets the poll block, and re-arms the wake-up.
     func onPrepare() {
-        if let adopting = unconfirmedThread { confirmLoopThread(adopting) }
+        confirmLoopThread()
         guard postsWaitBeforeABlockingPoll() else { return }
         isInCallback = true
         defer { isInCallback = false }
@@ -164,9 +166,15 @@ final class LoopEngine {
         if postsWaitBeforeABlockingPoll() { requestDrain() }
     }
 
-    /// The first turn of an adopted loop: everything UVLoop keeps for the loop's thread (timers,
-    /// `LoopBound` values, inline `invoke`) belongs to the thread that adopted it, so a loop that
-    /// another thread runs must stop here, before any of it is touched from two threads.
+    /// The first callback of an adopted loop, whichever phase it comes in: everything UVLoop keeps
+    /// for the loop's thread (timers, `LoopBound` values, inline `invoke`) belongs to the thread
+    /// that adopted it, so a loop that another thread runs must stop here, before any of UVLoop's
+    /// work runs on that thread. Every libuv callback of the engine starts with this check.
+    @inline(__always)
+    private func confirmLoopThread() {
+        if let adopting = unconfirmedThread { confirmLoopThread(adopting) }
+    }
+
     private func confirmLoopThread(_ adopting: ThreadIdentity) {
         misusePrecondition(
             ThreadIdentity.current == adopting,
@@ -182,6 +190,7 @@ final class LoopEngine {
     }
 
     func onCheck() {
+        confirmLoopThread()
         isInCallback = true
         defer { isInCallback = false }
         // Work posted during the poll phase, and work the loop's own thread posted this turn,
@@ -196,6 +205,7 @@ final class LoopEngine {
     /// next deadline after the burst). Timers fire only from the idle phase, never here, so that
     /// one turn fires one budget of them however the owner runs the loop.
     func onWakeTimer() {
+        confirmLoopThread()
         disarm()
         timersDue = true
         startIdle()
