@@ -10,6 +10,7 @@ extension LoopError {
         switch self {
         case .shutDown, .inboxClosed: return UVLOOP_ESHUTDOWN
         case .detached: return UVLOOP_EDETACHED
+        case .alreadyAdopted: return UVLOOP_EALREADY
         case .notOnLoopThread: return UVLOOP_ENOTLOOPTHREAD
         case .wouldDeadlock: return UVLOOP_EDEADLOCK
         case .libuv(_, let code): return code

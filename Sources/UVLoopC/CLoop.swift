@@ -5,22 +5,28 @@ import UVLoop
 /// The object behind a `uvloop_t *`: the `Loop`, and the inbox through which C threads post
 /// without allocating.
 ///
-/// C holds one retained reference (`Unmanaged`, in `CHandles`) from `uvloop_attach` or
-/// `Loop.makeCHandle()` until `uvloop_release`.
+/// C holds one retained reference (`Unmanaged`) per `uvloop_t *` it got from `uvloop_attach` or
+/// `Loop.makeCHandle()`, until `uvloop_release`; all of them on one loop are the same object.
 final class CLoop: Sendable {
     let loop: Loop
     /// Posts from threads other than the loop's: a ring of callbacks, no allocation per post.
     let inbox: Inbox<CCallback>
-    /// The `uv_loop_t` this was attached to by `uvloop_attach`; nil for a loop made in Swift.
-    let attachedTo: UInt?
+    /// Whether the loop is adopted (by `uvloop_attach` or `Loop.adopt`) rather than made in Swift:
+    /// only an adopted loop can be detached from C.
+    let isAttached: Bool
 
     /// The ring's size: posts from other threads beyond this wait for the loop to make room.
     static let inboxCapacity = 16_384
 
-    init(loop: Loop, attachedTo: UInt?) throws(LoopError) {
+    private init(loop: Loop, isAttached: Bool) throws(LoopError) {
         self.loop = loop
-        self.attachedTo = attachedTo
+        self.isAttached = isAttached
         inbox = try loop.makeInbox(of: CCallback.self, capacity: Self.inboxCapacity) { $0.run() }
+    }
+
+    /// The loop's `CLoop`, shared by every handle C holds on the loop.
+    static func of(_ loop: Loop) throws(LoopError) -> CLoop {
+        try CLoops.cLoop(for: loop) { () throws(LoopError) in try CLoop(loop: loop, isAttached: loop.isAdopted) }
     }
 
     /// Runs `callback` on the loop's thread: through the inbox from other threads (per-thread
@@ -66,17 +72,31 @@ private let runBoxedWork: uvloop_cb = { context in
     Unmanaged<BoxedWork>.fromOpaque(context!).takeRetainedValue().body()
 }
 
-/// The `uv_loop_t`s UVLoop is attached to through the C API, so that attaching one twice is an
-/// error rather than two sets of handles.
-enum AttachedLoops {
-    private static let addresses = Mutex<Set<UInt>>([])
-
-    /// Records `address`; false when it was already attached.
-    static func insert(_ address: UInt) -> Bool {
-        addresses.withLock { $0.insert(address).inserted }
+/// The `CLoop` of each `Loop` that C holds a handle on: one per loop, so that every handle on a
+/// loop sends through the same inbox, and the calls one thread makes stay in order whichever
+/// handle they use. Weak: the entry goes with the last handle.
+enum CLoops {
+    private final class Entry: Sendable {
+        weak let cLoop: CLoop?
+        init(_ cLoop: CLoop) { self.cLoop = cLoop }
     }
 
-    static func remove(_ address: UInt) {
-        _ = addresses.withLock { $0.remove(address) }
+    private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    /// The loop's `CLoop`, made by `make` when it has none alive. `make` runs outside the lock:
+    /// from another thread it waits for the loop's thread, which may itself be asking here.
+    static func cLoop(for loop: Loop, make: () throws(LoopError) -> CLoop) throws(LoopError) -> CLoop {
+        let key = ObjectIdentifier(loop)
+        if let existing = entries.withLock({ $0[key]?.cLoop }) { return existing }
+        let made = try make()
+        let kept = entries.withLock { entries -> CLoop in
+            if let raced = entries[key]?.cLoop { return raced }
+            entries = entries.filter { $0.value.cLoop != nil }
+            entries[key] = Entry(made)
+            return made
+        }
+        // Another thread made one first: this one goes unused, and its inbox with it.
+        if kept !== made { made.inbox.close() }
+        return kept
     }
 }

@@ -24,21 +24,17 @@ func retainedHandle(_ cLoop: CLoop) -> OpaquePointer {
 @c @implementation
 public func uvloop_attach(_ loop: UnsafeMutablePointer<uv_loop_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guard let loop, let out else { return UVLOOP_EINVAL }
-    let address = UInt(bitPattern: loop)
-    guard AttachedLoops.insert(address) else { return UVLOOP_EALREADY }
     let adopted: Loop
     do {
         adopted = try Loop.adopt(UnsafeMutableRawPointer(loop))
     } catch {
-        AttachedLoops.remove(address)
         return error.cErrorCode
     }
     do {
-        out.pointee = retainedHandle(try CLoop(loop: adopted, attachedTo: address))
+        out.pointee = retainedHandle(try CLoop.of(adopted))
         return 0
     } catch {
         try? adopted.detach()
-        AttachedLoops.remove(address)
         return error.cErrorCode
     }
 }
@@ -52,11 +48,8 @@ public func uvloop_detach(_ l: OpaquePointer?) -> Int32 {
 }
 
 private func detach(_ cLoop: CLoop) -> Int32 {
-    guard let address = cLoop.attachedTo else { return UVLOOP_ENOTATTACHED }
-    return cResult { () throws(LoopError) in
-        try cLoop.loop.detach()
-        AttachedLoops.remove(address)
-    }
+    guard cLoop.isAttached else { return UVLOOP_ENOTATTACHED }
+    return cResult { () throws(LoopError) in try cLoop.loop.detach() }
 }
 
 /// The C function `uvloop_release`, as uvloop.h declares and documents it (its threads, results and
@@ -64,7 +57,7 @@ private func detach(_ cLoop: CLoop) -> Int32 {
 @c @implementation
 public func uvloop_release(_ l: OpaquePointer?) -> Int32 {
     guard let l, let cLoop = cLoop(l) else { return UVLOOP_EINVAL }
-    if cLoop.attachedTo != nil, cLoop.loop.isAcceptingWork {
+    if cLoop.isAttached, cLoop.loop.isAcceptingWork {
         guard cLoop.loop.isOnLoopThread else { return UVLOOP_ENOTLOOPTHREAD }
         _ = detach(cLoop)
     }
@@ -78,7 +71,7 @@ public func uvloop_release(_ l: OpaquePointer?) -> Int32 {
 @c @implementation
 public func uvloop_keep_alive(_ l: OpaquePointer?, _ on: Int32) -> Int32 {
     guard let cLoop = cLoop(l) else { return UVLOOP_EINVAL }
-    guard cLoop.attachedTo != nil else { return UVLOOP_ENOTATTACHED }
+    guard cLoop.isAttached else { return UVLOOP_ENOTATTACHED }
     return cResult { () throws(LoopError) in try cLoop.loop.setKeepsOwnerLoopAlive(on != 0) }
 }
 

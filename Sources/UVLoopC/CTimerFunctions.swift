@@ -78,10 +78,14 @@ public func uvloop_timer_fire(_ t: OpaquePointer?) -> Int32 {
     let timer = cTimer.timer
     guard !timer.loop.isOnLoopThread else { return timer.fire() ? 1 : 0 }
     guard timer.isPending else { return 0 }
-    let fired = try? timer.loop.invokeFromAnotherThread("uvloop_timer_fire") { deliver throws(LoopError) in
-        try cTimer.cLoop.send { deliver(timer.fire()) }
+    do {
+        let fired = try timer.loop.invokeFromAnotherThread("uvloop_timer_fire") { deliver throws(LoopError) in
+            try cTimer.cLoop.send { deliver(timer.fire()) }
+        }
+        return fired ? 1 : 0
+    } catch {
+        return error.cErrorCode
     }
-    return fired == true ? 1 : 0
 }
 
 /// The C function `uvloop_timer_again`, as uvloop.h declares and documents it (its threads, results and

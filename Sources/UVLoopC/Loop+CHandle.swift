@@ -30,13 +30,14 @@ extension Loop {
     /// Callable from any thread; from another thread it waits until the loop's thread has set
     /// up the handle's inbox, so the loop must be running.
     ///
-    /// The handle holds the loop: release it with `uvloop_release` once no C code uses it. A
-    /// handle made here cannot detach the loop: shut it down in Swift (C calls that need the
-    /// loop then return `UVLOOP_ESHUTDOWN`).
+    /// The handle holds the loop: release it with `uvloop_release` once no C code uses it. Every
+    /// handle on one loop shares one queue, so a C thread's calls stay in order whichever handle
+    /// they go through. A handle made here cannot detach the loop: shut it down in Swift (C calls
+    /// that need the loop then return `UVLOOP_ESHUTDOWN`).
     /// - Returns: a new `uvloop_t *`, retained until `uvloop_release`.
     /// - Throws: `LoopError.shutDown` (or `LoopError.detached`) when the loop no longer
     ///   accepts work.
     public func makeCHandle() throws(LoopError) -> OpaquePointer {
-        retainedHandle(try CLoop(loop: self, attachedTo: nil))
+        retainedHandle(try CLoop.of(self))
     }
 }

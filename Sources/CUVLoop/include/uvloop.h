@@ -15,9 +15,9 @@
  *   - Callbacks are a function and a context pointer. UVLoop never reads or frees the context; a
  *     callback runs on the loop thread, and runs exactly once unless its call returned an error
  *     (or, for a timer, it was cancelled).
- *   - Order: the calls one thread makes (posts, next-iteration posts, invokes, timer starts,
- *     moves and fires) reach the loop in the order that thread made them. Across threads there
- *     is no set order.
+ *   - Order: the calls one thread makes on a loop (posts, next-iteration posts, invokes, timer
+ *     starts, moves and fires, through any uvloop_t of that loop) reach the loop in the order
+ *     that thread made them. Across threads there is no set order.
  *
  * Teardown of an attached loop, on the loop thread:
  *     uvloop_detach(l);                 runs what was posted, cancels timers, closes UVLoop's handles
@@ -66,8 +66,8 @@ typedef void (*uvloop_cb)(void *ctx);
  * may be posted while nothing of the owner's is active, call uvloop_keep_alive(l, 1).
  *
  * Returns 0 and stores the new loop in *out; UVLOOP_EINVAL for a NULL argument;
- * UVLOOP_EALREADY when UVLoop is already attached to `loop`; a libuv code when a handle cannot
- * be created.
+ * UVLOOP_EALREADY when UVLoop is already attached to `loop` (from C or from Swift) and not
+ * detached; a libuv code when a handle cannot be created.
  */
 int uvloop_attach(uv_loop_t *loop, uvloop_t **out);
 
@@ -143,7 +143,7 @@ int uvloop_is_loop_thread(const uvloop_t *l);
 
 /*
  * The loop's time in nanoseconds on the monotonic clock: what timer deadlines count from. Any
- * thread. 0 for NULL.
+ * thread (for a loop made in Swift with a manual test clock, the loop thread only). 0 for NULL.
  */
 uint64_t uvloop_now(const uvloop_t *l);
 
@@ -173,8 +173,13 @@ int uvloop_timer_cancel(uvloop_timer_t *t);
 
 /*
  * Runs the timer's callback now, on the loop thread, and ends the timer (a repeating one too).
- * Any thread: on the loop thread it runs inline; from another thread this waits for the run.
- * Returns 1 when this call ran it; 0 when it had already ended; UVLOOP_EINVAL for NULL.
+ * Any thread: on the loop thread it runs inline; from another thread this waits, as
+ * uvloop_invoke does, until the loop thread has run it (the loop must be turning). One
+ * exception: a timer that another thread started, and whose start has not reached the loop yet,
+ * is marked fired and runs as soon as its start arrives, just after this returns 1.
+ * Returns 1 when this call ran it; 0 when it had already ended; from another thread,
+ * UVLOOP_ESHUTDOWN, UVLOOP_EDETACHED or UVLOOP_EDEADLOCK as uvloop_invoke (the timer is still
+ * pending then); UVLOOP_EINVAL for NULL.
  */
 int uvloop_timer_fire(uvloop_timer_t *t);
 

@@ -1,4 +1,7 @@
 extension Loop {
+    /// Whether C code owns the `uv_loop_t` (adopted) rather than UVLoop (for the C API).
+    package var isAdopted: Bool { !native.isOwned }
+
     /// Whether the loop keeps its C owner's `uv_run` running while it waits for work posted from
     /// other threads. Loop thread only.
     ///

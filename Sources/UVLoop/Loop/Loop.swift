@@ -149,14 +149,22 @@ public final class Loop: Sendable {
     ///   - postBudget: see ``init(clock:postBudget:)``.
     /// - Returns: the loop, attached to the owner's `uv_loop_t`; its thread is the calling thread.
     /// - Throws: ``LoopError/invalidArgument(_:)`` for a `postBudget` below 1;
-    ///   ``LoopError/libuv(function:code:)`` when libuv cannot create UVLoop's handles.
+    ///   ``LoopError/alreadyAdopted`` when UVLoop is already adopted on `loop` (and not yet
+    ///   detached); ``LoopError/libuv(function:code:)`` when libuv cannot create UVLoop's handles.
     public static func adopt(
         _ loop: UnsafeMutablePointer<uv_loop_t>, postBudget: Int = 4096
     ) throws(LoopError) -> Loop {
         guard postBudget > 0 else {
             throw LoopError.invalidArgument("postBudget must be at least 1 (got \(postBudget))")
         }
-        let adopted = try Loop(native: .adopt(loop), clock: .system, postBudget: postBudget)
+        guard AdoptedLoops.insert(loop) else { throw LoopError.alreadyAdopted }
+        let adopted: Loop
+        do {
+            adopted = try Loop(native: .adopt(loop), clock: .system, postBudget: postBudget)
+        } catch {
+            AdoptedLoops.remove(loop)
+            throw error
+        }
         adopted.confined.value.isRunning = true
         return adopted
     }

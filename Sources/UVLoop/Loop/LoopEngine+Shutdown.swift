@@ -36,6 +36,7 @@ extension LoopEngine {
         prepare.close()
         wakeTimer.close()
         handlesClosed = true
+        if !native.isOwned { AdoptedLoops.remove(native.pointer) }
     }
 
     private func releaseInboxesAndTimers() {

@@ -39,6 +39,9 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     case libuv(function: String, code: Int32)
     /// ``MainLoop/install(_:)`` was called after the process-wide loop was chosen.
     case mainLoopAlreadyChosen
+    /// ``Loop/adopt(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)`` was called on a
+    /// `uv_loop_t` that UVLoop is already adopted on and has not detached from.
+    case alreadyAdopted
 
     static func libuv(_ code: Int32, _ function: String) -> LoopError {
         .libuv(function: function, code: code)
@@ -69,6 +72,8 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid argument: \(message)"
         case .mainLoopAlreadyChosen:
             return "the process-wide main loop was already chosen (by an earlier install, or by the first use of MainLoop.shared or @MainLoopActor, which starts one on its own thread); call MainLoop.install(_:) once, at startup, before anything uses the main loop"
+        case .alreadyAdopted:
+            return "UVLoop is already adopted on this uv_loop_t; keep using the Loop that adopt returned, or detach() it before adopting again"
         case .libuv(let function, let code):
             return "\(function) failed: \(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))"
         }

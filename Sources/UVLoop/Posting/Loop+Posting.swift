@@ -79,9 +79,10 @@ extension Loop {
 
     /// Runs `work` on the loop's thread and returns its value (or rethrows its error).
     ///
-    /// On the loop's thread it runs inline, at once, so it never deadlocks. From another thread it
-    /// is posted (ordered with that thread's other posts) and the calling thread blocks until it has
-    /// run.
+    /// On the loop's thread it runs inline, at once, so it never deadlocks; that includes work
+    /// a shutdown or detach still runs, and only a loop that has finished shutting down refuses
+    /// it. From another thread it is posted (ordered with that thread's other posts) and the
+    /// calling thread blocks until it has run.
     ///
     /// Blocking is what makes it a cycle hazard across loops: if the thread of loop A waited in
     /// `B.invoke` while the thread of loop B waits in `A.invoke`, neither would run again (the
@@ -96,7 +97,7 @@ extension Loop {
     ///   close a cycle of blocking invokes; in both cases `work` did not run.
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
         if isOnLoopThread {
-            guard queue.isOpen else { throw queue.refusal }
+            guard !confined.value.handlesClosed else { throw queue.refusal }
             return try work()
         }
         let caller = try beginBlockingWait("invoke")
@@ -118,7 +119,7 @@ extension Loop {
     ///   invokes; `work` did not run.
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () -> T) throws(LoopError) -> T {
         if isOnLoopThread {
-            guard queue.isOpen else { throw queue.refusal }
+            guard !confined.value.handlesClosed else { throw queue.refusal }
             return work()
         }
         let caller = try beginBlockingWait("invoke")
@@ -165,7 +166,7 @@ extension Loop {
         _ work: @escaping @Sendable () throws -> T
     ) async throws -> T {
         if isOnLoopThread {
-            guard queue.isOpen else { throw queue.refusal }
+            guard !confined.value.handlesClosed else { throw queue.refusal }
             return try work()
         }
         return try await withCheckedThrowingContinuation { continuation in

@@ -62,4 +62,18 @@ final class InvokeTests: XCTestCase {
         try thread.shutdown()
         XCTAssertThrowsError(try thread.loop.invoke { 1 }) { XCTAssertEqual($0 as? LoopError, .shutDown) }
     }
+
+    /// Work that shutdown still runs may invoke inline (a review found this refused for a while);
+    /// a loop that has finished shutting down refuses.
+    func testInvokeInsideWorkThatShutdownRunsRunsInline() throws {
+        let loop = try Loop()
+        let state = LoopBound(41, loop: loop)
+        let result = LoopBound<Result<Int, LoopError>?>(nil, loop: loop)
+        try loop.post {
+            result.value = Result { () throws(LoopError) -> Int in try state.invoke { $0 + 1 } }
+        }
+        loop.shutdown()
+        XCTAssertEqual(try result.value?.get(), 42)
+        XCTAssertThrowsError(try loop.invoke { 1 }) { XCTAssertEqual($0 as? LoopError, .shutDown) }
+    }
 }

@@ -1,0 +1,86 @@
+import XCTest
+import CLibUV
+import CUVLoop
+import Synchronization
+import UVLoop
+import UVLoopC
+import UVTestSupport
+
+/// Which `uv_loop_t`s UVLoop is adopted on, whichever side adopted them, and one queue per loop
+/// for all of C's handles on it (findings of a review; each test failed before).
+final class AttachRegistryTests: XCTestCase {
+    private func makeUVLoop() -> UnsafeMutablePointer<uv_loop_t> {
+        let loop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        XCTAssertEqual(uv_loop_init(loop), 0)
+        return loop
+    }
+
+    /// Before: the C side's registry kept the address when Swift detached, and refused any later
+    /// uv_loop_t at that address with UVLOOP_EALREADY.
+    func testALoopDetachedFromSwiftCanBeAttachedAgain() throws {
+        let uv = makeUVLoop()
+        defer { uv.deallocate() }
+        var handle: OpaquePointer?
+        XCTAssertEqual(uvloop_attach(uv, &handle), 0)
+        try Loop.fromCHandle(handle)!.detach()
+        uv_run(uv, UV_RUN_NOWAIT)
+        XCTAssertEqual(uvloop_release(handle), 0)
+        XCTAssertEqual(uv_loop_close(uv), 0)
+        XCTAssertEqual(uv_loop_init(uv), 0, "a new loop in the same memory")
+        XCTAssertEqual(uvloop_attach(uv, &handle), 0)
+        XCTAssertEqual(uvloop_detach(handle), 0)
+        uv_run(uv, UV_RUN_NOWAIT)
+        XCTAssertEqual(uvloop_release(handle), 0)
+        XCTAssertEqual(uv_loop_close(uv), 0)
+    }
+
+    /// Before: a loop adopted in Swift was unknown to uvloop_attach, which added a second set of
+    /// handles.
+    func testAdoptingTwiceIsRefusedOnBothSides() throws {
+        let uv = makeUVLoop()
+        defer { uv.deallocate() }
+        let loop = try Loop.adopt(uv)
+        var handle: OpaquePointer?
+        XCTAssertEqual(uvloop_attach(uv, &handle), UVLOOP_EALREADY)
+        XCTAssertThrowsError(try Loop.adopt(uv)) { XCTAssertEqual($0 as? LoopError, .alreadyAdopted) }
+        try loop.detach()
+        uv_run(uv, UV_RUN_NOWAIT)
+        XCTAssertEqual(uv_loop_close(uv), 0)
+    }
+
+    /// Every handle on one loop is the same queue: a thread's calls stay in order whichever
+    /// handle they use (before, each handle had an inbox of its own).
+    func testHandlesOnOneLoopShareOneQueue() throws {
+        let thread = try Loop.startThread()
+        defer { try? thread.shutdown() }
+        let first = try thread.loop.makeCHandle()
+        let second = try thread.loop.makeCHandle()
+        XCTAssertEqual(first, second)
+        XCTAssertEqual(uvloop_release(first), 0)
+        XCTAssertEqual(uvloop_post(second, { _ in }, nil), 0, "one release per handle given out")
+        XCTAssertEqual(uvloop_release(second), 0)
+    }
+
+    /// Before, uvloop_timer_fire from another thread turned every error into 0 ("it had ended").
+    func testFireFromAThreadThatWouldCloseACycleReportsTheDeadlock() throws {
+        let a = try Loop.startThread(name: "a")
+        let b = try Loop.startThread(name: "b")
+        defer {
+            try? a.shutdown()
+            try? b.shutdown()
+        }
+        let handle = try a.loop.makeCHandle()
+        defer { uvloop_release(handle) }
+        var timer: OpaquePointer?
+        XCTAssertEqual(uvloop_timer_start(handle, 3_600_000_000_000, 0, { _ in }, nil, &timer), 0)
+        let timerAddress = UInt(bitPattern: timer)
+        // A's thread waits for B; B's work fires a timer of A's, which would wait for A's thread.
+        let result = try a.loop.invoke {
+            try b.loop.invoke { uvloop_timer_fire(OpaquePointer(bitPattern: timerAddress)) }
+        }
+        XCTAssertEqual(result, UVLOOP_EDEADLOCK)
+        XCTAssertEqual(uvloop_timer_is_pending(timer), 1, "the timer did not run")
+        XCTAssertEqual(uvloop_timer_cancel(timer), 1)
+        uvloop_timer_release(timer)
+    }
+}
