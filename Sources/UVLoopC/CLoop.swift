@@ -81,7 +81,7 @@ enum CLoops {
         init(_ cLoop: CLoop) { self.cLoop = cLoop }
     }
 
-    private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+    private static let entries = NativeMutex<[ObjectIdentifier: Entry]>([:])
 
     /// The loop's `CLoop`, made by `make` when it has none alive. `make` runs outside the lock:
     /// from another thread it waits for the loop's thread, which may itself be asking here.

@@ -8,7 +8,7 @@ import Synchronization
 /// before their memory is freed; both are rare (a loop's own handles, an inbox), so one lock for
 /// the process costs nothing that matters.
 enum OwnHandles {
-    private static let addresses = Mutex<Set<UInt>>([])
+    private static let addresses = NativeMutex<Set<UInt>>([])
 
     static func insert(_ handle: UnsafeMutableRawPointer) {
         _ = addresses.withLock { $0.insert(UInt(bitPattern: handle)) }
@@ -30,7 +30,7 @@ enum OwnHandles {
 /// (or the adoption failed), so the owner may adopt the same loop again afterwards, and a new
 /// `uv_loop_t` that happens to reuse the memory is a new loop.
 enum AdoptedLoops {
-    private static let addresses = Mutex<Set<UInt>>([])
+    private static let addresses = NativeMutex<Set<UInt>>([])
 
     /// Records `loop`; false when UVLoop is already adopted on it.
     static func insert(_ loop: UnsafeMutablePointer<uv_loop_t>) -> Bool {

@@ -11,7 +11,7 @@ import Synchronization
 /// costs far less than the wake-up and hand-off of the invoke itself.
 enum BlockingInvokes {
     /// Waiting thread → the loop thread it waits for (thread numbers, see `ThreadIdentity`).
-    private static let waits = Mutex<[UInt: UInt]>([:])
+    private static let waits = NativeMutex<[UInt: UInt]>([:])
 
     /// Records that thread `caller` is about to block until loop thread `target` has run its work.
     /// - Throws: ``LoopError/wouldDeadlock(operation:)`` when `target` is already waiting,
