@@ -20,12 +20,20 @@ let package = Package(
         ),
         // malloc/calloc/realloc/free interposer counting allocations (and live bytes) while enabled.
         .target(name: "CMallocCount"),
+        // UVLoop's C API (uvloop.h) driven from C: the c_* workloads.
+        .target(
+            name: "CAPIPeers",
+            dependencies: ["CPeers", .product(name: "UVLoopC", package: "UVLoop")],
+            linkerSettings: [.linkedLibrary("uv"), .linkedLibrary("pthread")]
+        ),
         .executableTarget(
             name: "uvloop-bench",
             dependencies: [
                 "CPeers",
                 "CMallocCount",
+                "CAPIPeers",
                 .product(name: "UVLoop", package: "UVLoop"),
+                .product(name: "UVLoopC", package: "UVLoop"),
                 .product(name: "UVOperations", package: "UVLoop"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

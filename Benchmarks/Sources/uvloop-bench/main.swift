@@ -57,6 +57,14 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "libuv_c", make: CSide.postCrossThread(n: postN, producers: 1)),
         ImplSpec(impl: "libuv_c_lockfree", make: CSide.lockFreeCrossThread(n: postN, producers: 1)),
     ]))
+    // UVLoop's C API: a C pthread calls uvloop_post(l, fn, ctx); "uvloop" is a loop made in Swift
+    // (makeCHandle), "uvloop_attached" a uv_loop_t a C thread owns and runs (uvloop_attach, keep-alive).
+    cases.append(BenchCase(workload: "c_post_cross_thread", n: postN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: CAPISide.postCrossThread(n: postN, producers: 1)),
+        ImplSpec(impl: "uvloop_attached", make: CAPISide.postCrossThreadAttached(n: postN, producers: 1)),
+        ImplSpec(impl: "libuv_c_lockfree", make: CSide.lockFreeCrossThread(n: postN, producers: 1)),
+        ImplSpec(impl: "libuv_c", make: CSide.postCrossThread(n: postN, producers: 1)),
+    ]))
     cases.append(BenchCase(workload: "post_on_loop", n: postN, unit: "ns/op", impls: [
         ImplSpec(impl: "uvloop", make: UVLoopSide.postOnLoop(n: postN, batch: batch)),
         ImplSpec(impl: "nio", make: NIOSide.postOnLoop(n: postN, batch: batch)),
@@ -90,6 +98,15 @@ func allCases(_ k: Counts) -> [BenchCase] {
         impls.append(ImplSpec(impl: "libuv_c", make: CSide.timerCancel(n: n)))
         cases.append(BenchCase(workload: "timer_cancel", n: n, unit: "ns/op", impls: impls,
                                quickReps: n >= 100_000 ? 2 : nil))
+    }
+    for n in timerCounts {
+        // UVLoop's C API on the loop thread: uvloop_timer_start, then uvloop_timer_cancel and
+        // uvloop_timer_release of each; beside it the Swift API (as timer_cancel) and raw libuv.
+        cases.append(BenchCase(workload: "c_timer_start_cancel", n: n, unit: "ns/op", impls: [
+            ImplSpec(impl: "uvloop", make: CAPISide.timerStartCancel(n: n)),
+            ImplSpec(impl: "uvloop_swift", make: UVLoopSide.timerCancel(n: n)),
+            ImplSpec(impl: "libuv_c", make: CSide.timerCancel(n: n)),
+        ], quickReps: n >= 100_000 ? 2 : nil))
     }
     for n in timerCounts {
         cases.append(BenchCase(workload: "timer_fire", n: n, unit: "ns/op", impls: [
@@ -227,6 +244,13 @@ let targets: [Target] = [
     allocsAtMost(2, "post_cross_thread_noalloc", postN, 0, "zero-allocation path: 0 allocations per post"),
     within(2, "post_cross_thread_noalloc", postN, "libuv_c_lockfree", 1.5, "... within 1.5x of the C lock-free handoff"),
     faster(2, "post_cross_thread_noalloc", postN, "nio", 10, "... >= 10x faster than NIO execute"),
+    within(20, "c_post_cross_thread", postN, "libuv_c_lockfree", 1.5, "uvloop_post from a C thread within 1.5x of the C lock-free handoff"),
+    allocsAtMost(20, "c_post_cross_thread", postN, 0, "... 0 allocations per uvloop_post"),
+    Target(issue: 20, workload: "c_timer_start_cancel", text: "uvloop_timer_start+cancel: same cost at 1,000 and 1,000,000 pending (within 1.5x)") { rs in
+        guard let a = value(rs, "c_timer_start_cancel", 1_000, "uvloop"), let b = value(rs, "c_timer_start_cancel", 1_000_000, "uvloop"),
+              a > 0 else { return nil }
+        return (b / a <= 1.5, "uvloop 1M/1k = \(fixed(b / a, 2))x")
+    },
     valueAtMost(2, "idle_cpu", 1, 1_000_000, "cpu ns/s", "an idle loop uses no CPU (< 1 ms of CPU per second, whole process)"),
     Target(issue: 3, workload: "timer_cancel", text: "schedule+cancel: same cost at 1,000 and 1,000,000 pending (within 1.5x)") { rs in
         guard let a = value(rs, "timer_cancel", 1_000, "uvloop"), let b = value(rs, "timer_cancel", 1_000_000, "uvloop"),
