@@ -1,5 +1,4 @@
 import CUVLoop
-import Synchronization
 import UVLoop
 
 /// The object behind a `uvloop_t *`: the `Loop`, and the inbox through which C threads post

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The threads blocked in a synchronous `invoke`, each with the loop thread it waits for: the
 /// wait-for graph across the process's loops. An invoke that would close a cycle (the thread of
