@@ -37,26 +37,43 @@ final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
 
     /// Delivers at most `budget` messages and returns whether the inbox is still open. When it
     /// used up the budget, it wakes itself again, so the rest follow after the loop has polled.
+    ///
+    /// The wake-pending flag stays set while the ring is drained and is cleared only once it is
+    /// empty: senders that arrive during a drain skip their wake-up (a system call each), since
+    /// this drain takes their messages. Clearing it at the start instead, as a plain
+    /// wake-and-drain would, costs one wake-up per drain whenever senders keep up with the loop.
     @inlinable
     func deliver(wake: WakeHandle) -> Bool {
-        ring.wakePending.pointee.store(false, ordering: .sequentiallyConsistent)
-        // Pairs with the senders' fence: either this drain sees their message, or they see the
-        // flag clear and wake the loop again.
-        atomicMemoryFence(ordering: .sequentiallyConsistent)
         var position = dequeuePosition
         var remaining = budget
-        while remaining > 0, let message = ring.pop(at: position) {
-            position &+= 1
-            remaining -= 1
-            // Stored before the receiver runs: a receiver that shuts the loop down runs `finish`
-            // re-entrantly, which continues from here.
-            dequeuePosition = position
-            if let message { receiver(message) }
+        while true {
+            while remaining > 0, let message = ring.pop(at: position) {
+                position &+= 1
+                remaining -= 1
+                // Stored before the receiver runs: a receiver that shuts the loop down runs
+                // `finish` re-entrantly, which continues from here.
+                dequeuePosition = position
+                if let message { receiver(message) }
+            }
+            if remaining == 0 {
+                // A full budget may have left messages: they come on the next wake-up, sent here
+                // (the flag stays set, so senders need not send one).
+                isBacklogged = true
+                wake.send()
+                return !ring.isClosed.pointee.load(ordering: .sequentiallyConsistent)
+            }
+            isBacklogged = false
+            ring.wakePending.pointee.store(false, ordering: .sequentiallyConsistent)
+            // Pairs with the senders' fence (and `close()`'s): either this look sees their message
+            // (or the close), or they see the flag clear and wake the loop again.
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
+            if ring.isClosed.pointee.load(ordering: .sequentiallyConsistent) { return false }
+            guard ring.isPublished(at: position) else { return true }
+            // A sender published after the last look: drain again, with the flag set again so
+            // that the senders after it skip their wake-ups (one that saw it clear wakes the loop
+            // once more, which finds the ring empty).
+            ring.wakePending.pointee.store(true, ordering: .sequentiallyConsistent)
         }
-        // A full budget may have left messages: they come on the next wake-up, sent here.
-        isBacklogged = remaining == 0
-        if remaining == 0 { wake.send() }
-        return !ring.isClosed.pointee.load(ordering: .sequentiallyConsistent)
     }
 
     /// Delivers everything sent before the close and closes the handle; run once, when the inbox

@@ -50,8 +50,8 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
     @usableFromInline let sharedLines: UnsafeMutableRawPointer
     /// The next position a producer claims. Producers only; the consumer reads it when closing.
     @usableFromInline let enqueuePosition: UnsafeMutablePointer<Atomic<Int>>
-    /// A wake-up has been sent and the consumer has not started draining yet: later sends skip
-    /// `WakeHandle.send()`. Set for good when the handle closes.
+    /// A wake-up has been sent, or the consumer is draining and will look again before it
+    /// sleeps: later sends skip `WakeHandle.send()`. Set for good when the handle closes.
     @usableFromInline let wakePending: UnsafeMutablePointer<Atomic<Bool>>
     /// Senders that may be about to call `WakeHandle.send()`; closing the handle waits for zero.
     @usableFromInline let wakersInFlight: UnsafeMutablePointer<Atomic<Int>>
@@ -171,6 +171,14 @@ final class InboxRing<Message: Sendable>: @unchecked Sendable {
         wakersInFlight.pointee.wrappingAdd(1, ordering: .sequentiallyConsistent)
         if !wakePending.pointee.exchange(true, ordering: .sequentiallyConsistent) { wake.send() }
         wakersInFlight.pointee.wrappingSubtract(1, ordering: .releasing)
+    }
+
+    /// Whether the cell at `position` holds a published message or a tombstone: what `pop(at:)`
+    /// would take. Consumer only.
+    @inlinable
+    func isPublished(at position: Int) -> Bool {
+        let sequence = sequenceCell(at: position & mask).pointee.load(ordering: .acquiring)
+        return sequence == position &+ 1 || sequence == -(position &+ 1)
     }
 
     /// The consumer's half: the message at `position` once it is published (`.some(nil)` for a
