@@ -42,6 +42,9 @@ extension LoopEngine {
     private func releaseInboxesAndTimers() {
         // Chunked loops stop here: their completions report the shutdown and what was processed.
         chunkedLoops.stopAll()
+        // I/O handles close first: their close callbacks (a read ending, a watch's sequence
+        // finishing) may post or resume tasks, which the drain after this runs.
+        closeIOHandles()
         for inbox in inboxes.values { inbox.close() }
         inboxes.removeAll()
         for (slot, work) in timers.removeAll() {

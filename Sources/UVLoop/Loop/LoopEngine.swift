@@ -92,6 +92,9 @@ final class LoopEngine {
     /// The open inboxes: how to close each (at shutdown and detach), and whether messages may
     /// wait in it (see `InboxConsumer.hasWaiting`).
     var inboxes: [ObjectIdentifier: (close: () -> Void, hasWaiting: () -> Bool)] = [:]
+    /// The open I/O handles (signal watches, descriptor watches, streams, listeners, name
+    /// lookups): how to close each at shutdown and detach. See `LoopEngine+IOHandles.swift`.
+    var ioHandles: [ObjectIdentifier: () -> Void] = [:]
     /// The loop's executor identities, which jobs run on; set once the `Loop` exists.
     var executors: LoopExecutorRefs?
 
