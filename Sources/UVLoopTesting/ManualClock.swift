@@ -37,8 +37,7 @@ extension Loop {
         guard duration >= .zero else {
             throw LoopError.invalidArgument("advanceTime(by:) needs a non-negative duration (got \(duration))")
         }
-        // Checked before `now` is read: off the loop's thread, reading a manual clock stops the
-        // program, and this call should throw like advanceTime(to:).
+        // Checked here, before the deadline is computed, so that the error names this call.
         guard isOnLoopThread else { throw LoopError.notOnLoopThread(operation: "advanceTime") }
         try advanceTime(to: now.advanced(by: duration))
     }

@@ -84,4 +84,32 @@ final class TimersExamples: XCTestCase {
         // docs:end
         loop.shutdown()
     }
+
+    func testLoopClockUnderAManualClock() throws {
+        // docs:begin loop-clock-manual
+        let loop = try Loop.manual()
+        let woke = LoopBound(false, loop: loop)
+        Task(executorPreference: loop) {
+            try await Task.sleep(for: .seconds(30), clock: loop.clock)
+            woke.value = true
+        }
+        try loop.runUntilIdle()                         // the task sleeps on one of the loop's timers
+        try loop.advanceTime(by: .seconds(30))          // 30 s of loop time, at once
+        try loop.runUntilIdle()                         // the task resumes on the loop
+        XCTAssertTrue(woke.value)
+        // docs:end
+        loop.shutdown()
+    }
+
+    func testLoopClockOnAThread() async throws {
+        // docs:begin loop-clock
+        let thread = try Loop.startThread()
+        let clock = thread.loop.clock
+        let start = clock.now
+        try await Task.sleep(for: .milliseconds(5), clock: clock)
+        print(start.duration(to: clock.now) >= .milliseconds(5))    // true
+        // docs:end
+        XCTAssertGreaterThanOrEqual(start.duration(to: clock.now), .milliseconds(5))
+        try thread.shutdown()
+    }
 }

@@ -69,7 +69,10 @@ final class LoopEngine {
     /// The next turn fires its rest (as part of a new burst); a shutdown fires it first, as it
     /// would have run in the same callback without the budget.
     var unfinishedBurst: (now: UInt64, sequenceLimit: UInt64)?
-    var manualNow: UInt64 = 0
+    /// The manual clock's reading (used only when `clockSource` is `.manual`); shared with the
+    /// `Loop`, which reads it from any thread.
+    let manualTime = ManualTime()
+    var manualNow: UInt64 { manualTime.now }
 
     /// Pending chunked loops; while any is pending, the idle handle stays active.
     let chunkedLoops = ChunkScheduler()

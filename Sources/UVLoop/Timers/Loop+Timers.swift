@@ -118,6 +118,24 @@ extension Loop {
     /// - Throws: `CancellationError` when the task is cancelled; ``LoopError/shutDown`` (or
     ///   ``LoopError/detached``) when the loop no longer accepts work or shuts down first.
     public func sleep(for duration: Duration, isolation: isolated (any Actor)? = #isolation) async throws {
+        try await sleep(deadline: .after(duration.delayNanoseconds), isolation: isolation)
+    }
+
+    /// Suspends the calling task until `deadline` on the loop's clock (not at all if it has
+    /// passed, other than to check for cancellation).
+    ///
+    /// Otherwise like ``sleep(for:isolation:)``: cancellation, shutdown and the actor it runs on.
+    /// ``LoopClock/sleep(until:tolerance:)`` calls it.
+    /// - Parameters:
+    ///   - deadline: when to resume, on this loop's clock (see ``now``).
+    ///   - isolation: the caller's actor; leave the default.
+    /// - Throws: `CancellationError` when the task is cancelled; ``LoopError/shutDown`` (or
+    ///   ``LoopError/detached``) when the loop no longer accepts work or shuts down first.
+    public func sleep(until deadline: LoopInstant, isolation: isolated (any Actor)? = #isolation) async throws {
+        try await sleep(deadline: .absolute(deadline.nanoseconds), isolation: isolation)
+    }
+
+    private func sleep(deadline: Deadline, isolation: isolated (any Actor)?) async throws {
         try Task.checkCancellation()
         let waiter = SleepWaiter(timer: makeTimer())
         try await withTaskCancellationHandler {
@@ -132,7 +150,7 @@ extension Loop {
                     return
                 }
                 do {
-                    try insert(waiter.timer, after: duration, repetition: .none, work: .sleeper(waiter))
+                    try insert(waiter.timer, deadline: deadline, repetition: .none, work: .sleeper(waiter))
                 } catch {
                     waiter.resume(with: .failure(error))
                 }

@@ -157,7 +157,7 @@ extension LoopEngine {
     /// Moves the manual clock (tests only); the caller then runs the loop so due timers fire.
     func setManualNow(_ value: UInt64) {
         misusePrecondition(clockSource == .manual, "UVLoop: only a loop created with clock: .manual can be advanced")
-        if value > manualNow { manualNow = value }
+        manualTime.advance(to: value)
         if timers.hasDue(at: manualNow) {
             timersDue = true
             startIdle()
