@@ -36,6 +36,12 @@ static inline void shim_eventfd_drain(int fd) {
     while (eventfd_read(fd, &value) != 0 && errno == EINTR) {}
 }
 
+/* uv_loop_configure is variadic, which Swift cannot call: the one option UVLoop sets. With it,
+ * libuv measures the time the loop waits in the kernel (uv_metrics_idle_time), for Loop.metrics. */
+static inline int shim_loop_measure_idle_time(uv_loop_t *loop) {
+    return uv_loop_configure(loop, UV_METRICS_IDLE_TIME);
+}
+
 /* Closes a descriptor UVLoop opened (a wake eventfd or timerfd). */
 static inline void shim_close_fd(int fd) {
     close(fd);

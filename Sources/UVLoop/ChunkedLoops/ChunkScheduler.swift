@@ -27,6 +27,9 @@ final class ChunkScheduler {
     /// The position in `active` of the run that gets the next chunk.
     private var cursor = 0
 
+    /// The chunked loops waiting to begin or with chunks left.
+    var count: Int { active.count + arriving.count }
+
     /// Whether some chunked loop is waiting to begin or has chunks left.
     var isPending: Bool { !active.isEmpty || !arriving.isEmpty }
 

@@ -96,6 +96,8 @@ public final class Loop: Sendable {
     let serialExecutor: LoopSerialExecutor
     /// The manual clock's reading, shared with the loop's state (see ``now``).
     let manualTime: ManualTime
+    /// The figures ``metrics()`` reads, published by the loop's thread each turn.
+    let metricsRecorder: LoopMetricsRecorder
 
     /// Creates a loop owned by this process, whose thread is the calling thread.
     ///
@@ -135,6 +137,7 @@ public final class Loop: Sendable {
         self.wake = state.wake
         self.confined = LoopConfinedObject(state)
         self.manualTime = state.manualTime
+        self.metricsRecorder = state.metricsRecorder
         self.thread = .current
         self.clockSource = clock
         self.serialExecutor = LoopSerialExecutor(queue: queue, wake: state.wake, thread: thread, confined: confined)

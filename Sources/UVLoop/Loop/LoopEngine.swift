@@ -85,7 +85,7 @@ final class LoopEngine {
     /// structures (the rest of a drained batch, a next-iteration snapshot, a repeating timer
     /// between runs), and a shutdown run in its middle would miss that work and then see it
     /// restart handles already closed.
-    private(set) var isInCallback = false
+    var isInCallback = false
     /// On an adopted loop: whether UVLoop's wake-up handle is referenced, keeping the owner's
     /// `uv_run` running (see `Loop.setKeepsOwnerLoopAlive`).
     var keepsOwnerLoopAlive = false
@@ -94,10 +94,14 @@ final class LoopEngine {
     private var unconfirmedThread: ThreadIdentity?
     /// The open inboxes: how to close each (at shutdown and detach), and whether messages may
     /// wait in it (see `InboxConsumer.hasWaiting`).
-    var inboxes: [ObjectIdentifier: (close: () -> Void, hasWaiting: () -> Bool)] = [:]
+    var inboxes: [ObjectIdentifier: (close: () -> Void, hasWaiting: () -> Bool, waitingCount: () -> Int)] = [:]
     /// The open I/O handles (signal watches, descriptor watches, streams, listeners, name
     /// lookups): how to close each at shutdown and detach. See `LoopEngine+IOHandles.swift`.
     var ioHandles: [ObjectIdentifier: () -> Void] = [:]
+    /// This turn's counts and the last turn's end, for `Loop.metrics()` and the stall handler.
+    var metrics = TurnMetrics()
+    /// Where the figures are published for other threads; shared with the `Loop`.
+    let metricsRecorder = LoopMetricsRecorder()
     /// The loop's executor identities, which jobs run on; set once the `Loop` exists.
     var executors: LoopExecutorRefs?
 
@@ -126,6 +130,8 @@ final class LoopEngine {
             prepare?.close()
             throw error
         }
+        // For `Loop.metrics()`'s idle time; on an adopted loop, measured from here on.
+        _ = shim_loop_measure_idle_time(native.pointer)
         if !native.isOwned {
             // On a loop that C code owns, waiting for posts must not keep the owner's uv_run alive.
             wake.unref()
@@ -162,14 +168,17 @@ final class LoopEngine {
     /// and the idle phase drains next turn. Otherwise, posts that arrived while the loop was awake
     /// (they did not wake it) run now, once; if more arrived meanwhile, the idle handle makes the
     /// poll non-blocking. Only a queue seen empty lets the poll block, and re-arms the wake-up.
+    /// Then, with the turn's work done, it ends the turn's accounting (`Loop.metrics()`).
     func onPrepare() {
         confirmLoopThread()
-        guard postsWaitBeforeABlockingPoll() else { return }
-        isInCallback = true
-        defer { isInCallback = false }
-        drainPosted()
-        afterCallback()
-        if postsWaitBeforeABlockingPoll() { requestDrain() }
+        if postsWaitBeforeABlockingPoll() {
+            isInCallback = true
+            defer { isInCallback = false }
+            drainPosted()
+            afterCallback()
+            if postsWaitBeforeABlockingPoll() { requestDrain() }
+        }
+        recordTurnEnd()
     }
 
     /// The first callback of an adopted loop, whichever phase it comes in: everything UVLoop keeps

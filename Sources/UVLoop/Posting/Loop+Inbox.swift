@@ -28,7 +28,7 @@ extension Loop {
         let wake = try attachInbox(
             deliver: { wake in consumer.deliver(wake: wake) },
             finish: { wake in consumer.finish(wake: wake) },
-            hasWaiting: { consumer.hasWaiting })
+            hasWaiting: { consumer.hasWaiting }, waitingCount: { consumer.waitingCount })
         return Inbox(loop: self, ring: ring, wake: wake)
     }
 
@@ -56,7 +56,7 @@ extension Loop {
     @usableFromInline
     func attachInbox(
         deliver: @escaping @Sendable (WakeHandle) -> Bool, finish: @escaping @Sendable (WakeHandle) -> Void,
-        hasWaiting: @escaping @Sendable () -> Bool
+        hasWaiting: @escaping @Sendable () -> Bool, waitingCount: @escaping @Sendable () -> Int
     ) throws(LoopError) -> WakeHandle {
         let make: @Sendable () throws(LoopError) -> WakeHandle = { [self] () throws(LoopError) in
             guard queue.phase == .open else { throw queue.refusal }
@@ -77,7 +77,7 @@ extension Loop {
             }
             handle = wake
             if !native.isOwned { wake.unref() }
-            state.inboxes[key] = (close: finishOnce, hasWaiting: hasWaiting)
+            state.inboxes[key] = (close: finishOnce, hasWaiting: hasWaiting, waitingCount: waitingCount)
             return wake
         }
         if isOnLoopThread { return try make() }

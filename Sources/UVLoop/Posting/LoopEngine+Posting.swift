@@ -79,6 +79,7 @@ extension LoopEngine {
         }
         swap(&jobs, &batch)
         batchIndex = index
+        metrics.postedJobs &+= initialBudget - remaining
         if remaining < initialBudget { openBusyPollWindow() }
         if !tookSnapshot {
             // This call consumed a wake-up without looking at the queue: whatever that wake-up
@@ -111,6 +112,7 @@ extension LoopEngine {
         var snapshot: [Job] = []
         swap(&snapshot, &nextIterationSnapshot)
         swap(&nextIteration, &snapshot)
+        metrics.nextIterationJobs &+= snapshot.count
         var index = 0
         while index < snapshot.count {
             let job = Job.take(&snapshot[index])

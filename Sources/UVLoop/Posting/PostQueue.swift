@@ -120,4 +120,7 @@ final class PostQueue: Sendable {
     var phase: LoopPhase { state.withLock { $0.phase } }
 
     var isEmpty: Bool { state.withLock { $0.jobs.isEmpty } }
+
+    /// The jobs queued by other threads and not yet taken by the loop.
+    var count: Int { state.withLock { $0.jobs.count } }
 }

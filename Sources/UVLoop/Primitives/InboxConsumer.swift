@@ -28,6 +28,13 @@ final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
         isBacklogged || ring.wakePending.pointee.load(ordering: .relaxed)
     }
 
+    /// The messages sent and not yet delivered (counting a send still being published). Loop
+    /// thread only.
+    @usableFromInline
+    var waitingCount: Int {
+        max(0, ring.enqueuePosition.pointee.load(ordering: .relaxed) &- dequeuePosition)
+    }
+
     @inlinable
     init(ring: InboxRing<Message>, budget: Int, receiver: @escaping @Sendable (Message) -> Void) {
         self.ring = ring

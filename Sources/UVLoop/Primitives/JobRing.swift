@@ -32,6 +32,9 @@ struct JobRing: ~Copyable {
         storage.deallocate()
     }
 
+    /// The jobs queued, in the snapshot and after it.
+    var count: Int { tail &- head }
+
     /// Whether no job is queued, in the snapshot or after it.
     var isEmpty: Bool { head == tail }
 

@@ -122,6 +122,7 @@ extension LoopEngine {
                 }
             }
         }
+        metrics.timersFired &+= budget - remaining
         if remaining == 0 { unfinishedBurst = (now, limit) }
         rearm()
     }

@@ -1,0 +1,47 @@
+import CLibUV
+
+extension LoopEngine {
+    /// Ends a turn's accounting, just before the loop polls (after the prepare phase's own work): adds the turn's busy time (the time
+    /// since the last turn ended, less the time libuv spent waiting in between), publishes the
+    /// figures, and reports the turn to the stall handler when it was too long.
+    func recordTurnEnd() {
+        let now = monotonicNanoseconds()
+        let idle = uv_metrics_idle_time(native.pointer)
+        if metrics.lastTurnEnd != 0 {
+            let elapsed = now &- metrics.lastTurnEnd
+            let waited = idle &- metrics.lastIdle
+            let busy = elapsed > waited ? elapsed - waited : 0
+            metrics.busyNanoseconds &+= busy
+            if let stallHandler = metrics.stallHandler, busy > stallHandler.threshold {
+                let stall = LoopStall(
+                    duration: .nanoseconds(Int64(clamping: busy)), postedJobs: metrics.postedJobs,
+                    timersFired: metrics.timersFired, nextIterationJobs: metrics.nextIterationJobs,
+                    chunks: metrics.chunks)
+                metrics.resetTurn()
+                reportStall(stall, to: stallHandler.handler)
+            }
+        }
+        metrics.resetTurn()
+        metrics.iterations &+= 1
+        metrics.lastTurnEnd = now
+        metrics.lastIdle = idle
+        metricsRecorder.publish(
+            iterations: metrics.iterations, busy: metrics.busyNanoseconds, idle: idle,
+            waiting: LoopWaitingWork(
+                posted: (batch.count - batchIndex) + ownJobs.value.count + queue.count,
+                nextIteration: nextIteration.count,
+                timers: timers.count,
+                chunkedLoops: chunkedLoops.count,
+                inboxMessages: inboxes.values.reduce(0) { $0 + $1.waitingCount() }))
+    }
+
+    /// Runs the stall handler like any of the loop's callbacks: work it posts runs before the
+    /// loop sleeps, and a shutdown or detach it asks for happens when it returns.
+    private func reportStall(_ stall: LoopStall, to handler: @Sendable (LoopStall) -> Void) {
+        guard !handlesClosed else { return }
+        isInCallback = true
+        defer { isInCallback = false }
+        handler(stall)
+        afterCallback()
+    }
+}
