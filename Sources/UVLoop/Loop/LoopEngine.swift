@@ -98,6 +98,9 @@ final class LoopEngine {
     /// The open I/O handles (signal watches, descriptor watches, streams, listeners, name
     /// lookups): how to close each at shutdown and detach. See `LoopEngine+IOHandles.swift`.
     var ioHandles: [ObjectIdentifier: () -> Void] = [:]
+    /// The descriptors that a descriptor watch of this loop holds, paused ones included (libuv
+    /// only knows of those it polls). See `Loop.watchDescriptor`.
+    var watchedDescriptors: Set<Int32> = []
     /// The loop's executor identities, which jobs run on; set once the `Loop` exists.
     var executors: LoopExecutorRefs?
 
@@ -145,6 +148,23 @@ final class LoopEngine {
         isInCallback = true
         defer { isInCallback = false }
         drainPosted()
+        afterCallback()
+    }
+
+    /// Runs `body`, the Swift side of an I/O handle's libuv callback (a signal delivered, a
+    /// descriptor ready), as the engine's own callbacks run theirs: on the confirmed loop thread,
+    /// marked as inside a callback (so that a `detach()` that `body` calls finishes when it
+    /// returns), then handling stop and shutdown requests and keeping the idle and check handles
+    /// active for the work `body` queued.
+    func runIOCallback(_ body: () -> Void) {
+        confirmLoopThread()
+        if isInCallback {
+            body()
+            return
+        }
+        isInCallback = true
+        defer { isInCallback = false }
+        body()
         afterCallback()
     }
 
