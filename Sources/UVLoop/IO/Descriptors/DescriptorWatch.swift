@@ -146,7 +146,7 @@ public final class DescriptorWatch: Sendable {
             case PollHandle.notOpen: throw Self.notOpen(descriptor)
             case PollHandle.notPollable:
                 throw LoopError.invalidArgument(
-                    "descriptor \(descriptor) cannot be watched for readiness: it is a regular file or a directory, which the kernel reports as always ready; read it directly, or on the thread pool")
+                    "descriptor \(descriptor) cannot be watched for readiness: the kernel cannot poll what it refers to (a regular file, a directory, /dev/null), which is always ready; read or write it directly, or on the thread pool")
             default: throw error
             }
         }
