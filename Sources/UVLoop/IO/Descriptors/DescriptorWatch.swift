@@ -6,15 +6,22 @@ import Synchronization
 /// ``Loop/watchDescriptor(_:for:keepsOwnerLoopAlive:handler:)``.
 ///
 /// ```swift
+/// let received = LoopBound([UInt8](), loop: loop)
 /// let watch = try loop.watchDescriptor(socket, for: .readable) { watch, readiness in
-///     switch readiness {
-///     case .success(let events):
-///         if events.contains(.readable) { library.processInput() }   // reads until EAGAIN
-///     case .failure(let error):
-///         print("watch ended: \(error)")
+///     guard case .success(let events) = readiness, events.contains(.readable) else { return }
+///     var byte: UInt8 = 0
+///     while read(watch.descriptor, &byte, 1) == 1 {   // until EAGAIN: it is non-blocking now
+///         received.value.append(byte)
 ///     }
 /// }
-/// watch.update([.readable, .writable])   // the library has output queued
+/// watch.update([.readable, .writable])   // wait for room to write, too
+/// ```
+///
+/// When the library is done with the socket:
+///
+/// ```swift
+/// watch.cancel()
+/// close(socket)      // yours to close, once the watch has ended
 /// ```
 ///
 /// ## Readiness, not data

@@ -41,8 +41,12 @@ extension Loop {
     /// Watches `descriptor` for readiness and returns the readiness as an `AsyncSequence`.
     ///
     /// ```swift
-    /// for try await events in try loop.readiness(of: socket, for: .readable) {
-    ///     if events.contains(.readable), library.processInput() == .finished { break }
+    /// var total = 0
+    /// for try await _ in try loop.readiness(of: socket, for: .readable) {
+    ///     var buffer = [UInt8](repeating: 0, count: 512)
+    ///     let count = read(socket, &buffer, buffer.count)  // -1 with EAGAIN: spurious
+    ///     if count == 0 { break }                           // end of file: the peer closed
+    ///     if count > 0 { total += count }
     /// }
     /// ```
     ///

@@ -44,9 +44,10 @@ extension Loop {
     /// Watches `signal` and returns its deliveries as an `AsyncSequence`.
     ///
     /// ```swift
+    /// var dumps = 0
     /// for await _ in try loop.signals(.user1) {
-    ///     print("SIGUSR1: dumping statistics")
-    ///     if done { break }           // leaving the loop cancels the watch
+    ///     dumps += 1                  // SIGUSR1: dump statistics
+    ///     if dumps == 3 { break }     // leaving the loop cancels the watch
     /// }
     /// ```
     ///
