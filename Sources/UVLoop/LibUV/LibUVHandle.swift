@@ -20,6 +20,21 @@ struct LibUVHandle<Handle> {
         _ name: String, initialize: (UnsafeMutablePointer<Handle>) -> Int32,
         fire: @escaping () -> Void, onClose: (() -> Void)? = nil
     ) throws(LoopError) {
+        try self.init(name, initialize: initialize, callback: HandleCallback(fire, onClose: onClose))
+    }
+
+    /// Allocates and initializes a handle whose C callback reports two values (a status and a
+    /// set of events: `uv_poll_t`), which `fire` receives (through `LibUVHandle.fire(_:_:_:)`).
+    init(
+        _ name: String, initialize: (UnsafeMutablePointer<Handle>) -> Int32,
+        fireWithEvent fire: @escaping (Int32, Int32) -> Void, onClose: (() -> Void)? = nil
+    ) throws(LoopError) {
+        try self.init(name, initialize: initialize, callback: HandleCallback(event: fire, onClose: onClose))
+    }
+
+    private init(
+        _ name: String, initialize: (UnsafeMutablePointer<Handle>) -> Int32, callback: HandleCallback
+    ) throws(LoopError) {
         let raw = UnsafeMutableRawPointer.allocate(
             byteCount: MemoryLayout<Handle>.size, alignment: MemoryLayout<Handle>.alignment)
         raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<Handle>.size)
@@ -32,7 +47,7 @@ struct LibUVHandle<Handle> {
         self.pointer = pointer
         OwnHandles.insert(raw)
         // Unmanaged: libuv carries the context as a `void *`; the matching release is in `close()`.
-        base.pointee.data = Unmanaged.passRetained(HandleCallback(fire, onClose: onClose)).toOpaque()
+        base.pointee.data = Unmanaged.passRetained(callback).toOpaque()
     }
 
     /// The same memory seen as the `uv_handle_t` every libuv handle type begins with.
@@ -73,6 +88,16 @@ struct LibUVHandle<Handle> {
         // Unmanaged: borrowed for the duration of the call; the handle holds the owning reference.
         Unmanaged<HandleCallback>.fromOpaque(data).takeUnretainedValue().fire()
     }
+
+    /// Calls the Swift callback of a handle made with `init(_:initialize:fireWithEvent:onClose:)`
+    /// with the two values its C callback got.
+    @inline(__always)
+    static func fire(_ handle: UnsafeMutableRawPointer?, _ status: Int32, _ events: Int32) {
+        guard let data = handle?.assumingMemoryBound(to: uv_handle_t.self).pointee.data else { return }
+        // Unmanaged: borrowed for the duration of the call; the handle holds the owning reference.
+        let callback = Unmanaged<HandleCallback>.fromOpaque(data).takeUnretainedValue()
+        callback.fireWithEvent?(status, events)
+    }
 }
 
 extension LibUVHandle where Handle == uv_poll_t {
@@ -108,10 +133,19 @@ extension LibUVHandle where Handle == uv_poll_t {
 /// until its close callback.
 final class HandleCallback {
     let fire: () -> Void
+    /// The callback of a handle whose C callback reports a status and events (`uv_poll_t`).
+    let fireWithEvent: ((Int32, Int32) -> Void)?
     let onClose: (() -> Void)?
 
     init(_ fire: @escaping () -> Void, onClose: (() -> Void)?) {
         self.fire = fire
+        self.fireWithEvent = nil
+        self.onClose = onClose
+    }
+
+    init(event fire: @escaping (Int32, Int32) -> Void, onClose: (() -> Void)?) {
+        self.fire = {}
+        self.fireWithEvent = fire
         self.onClose = onClose
     }
 }

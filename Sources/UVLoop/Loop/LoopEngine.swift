@@ -85,7 +85,7 @@ final class LoopEngine {
     /// structures (the rest of a drained batch, a next-iteration snapshot, a repeating timer
     /// between runs), and a shutdown run in its middle would miss that work and then see it
     /// restart handles already closed.
-    var isInCallback = false
+    private(set) var isInCallback = false
     /// On an adopted loop: whether UVLoop's wake-up handle is referenced, keeping the owner's
     /// `uv_run` running (see `Loop.setKeepsOwnerLoopAlive`).
     var keepsOwnerLoopAlive = false
@@ -102,6 +102,9 @@ final class LoopEngine {
     var metrics = TurnMetrics()
     /// Where the figures are published for other threads; shared with the `Loop`.
     let metricsRecorder = LoopMetricsRecorder()
+    /// The descriptors that a descriptor watch of this loop holds, paused ones included (libuv
+    /// only knows of those it polls). See `Loop.watchDescriptor`.
+    var watchedDescriptors: Set<Int32> = []
     /// The loop's executor identities, which jobs run on; set once the `Loop` exists.
     var executors: LoopExecutorRefs?
 
@@ -151,6 +154,23 @@ final class LoopEngine {
         isInCallback = true
         defer { isInCallback = false }
         drainPosted()
+        afterCallback()
+    }
+
+    /// Runs `body`, the Swift side of an I/O handle's libuv callback (a signal delivered, a
+    /// descriptor ready), as the engine's own callbacks run theirs: on the confirmed loop thread,
+    /// marked as inside a callback (so that a `detach()` that `body` calls finishes when it
+    /// returns), then handling stop and shutdown requests and keeping the idle and check handles
+    /// active for the work `body` queued.
+    func runIOCallback(_ body: () -> Void) {
+        confirmLoopThread()
+        if isInCallback {
+            body()
+            return
+        }
+        isInCallback = true
+        defer { isInCallback = false }
+        body()
         afterCallback()
     }
 

@@ -39,9 +39,6 @@ extension LoopEngine {
     /// loop sleeps, and a shutdown or detach it asks for happens when it returns.
     private func reportStall(_ stall: LoopStall, to handler: @Sendable (LoopStall) -> Void) {
         guard !handlesClosed else { return }
-        isInCallback = true
-        defer { isInCallback = false }
-        handler(stall)
-        afterCallback()
+        runIOCallback { handler(stall) }
     }
 }

@@ -1,0 +1,69 @@
+/// The deliveries of a signal to the process, as an `AsyncSequence`; see
+/// ``Loop/signals(_:keepsOwnerLoopAlive:)``.
+///
+/// Each element is the watched signal. Deliveries that arrive while the consumer is busy are
+/// merged into one element: an element means "the signal came, at least once, since the last
+/// element". The sequence is iterated once, by one task.
+public struct SignalDeliveries: AsyncSequence, Sendable {
+    /// The watched signal, once per delivery (or run of merged deliveries).
+    public typealias Element = Signal
+    /// The deliveries never fail: the sequence ends instead.
+    public typealias Failure = Never
+
+    /// The watch behind the sequence: ``SignalWatch/cancel()`` ends the sequence from any thread.
+    public var watch: SignalWatch { owner.watch }
+
+    let owner: SignalWatchOwner
+    let channel: IOEventChannel<Signal>
+
+    init(watch: SignalWatch, channel: IOEventChannel<Signal>) {
+        self.owner = SignalWatchOwner(watch)
+        self.channel = channel
+    }
+
+    /// The iterator; dropping it (leaving `for await`) cancels the watch. A second iteration
+    /// finds the sequence ended once the first has ended.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(sequence: owner, owner: SignalWatchOwner(owner.watch), channel: channel)
+    }
+
+    /// One consumer's view of the deliveries. Not `Sendable`: one task iterates it.
+    public struct Iterator: AsyncIteratorProtocol {
+        /// The sequence's owner: iterating a sequence that was not kept does not cancel the watch.
+        let sequence: SignalWatchOwner
+        /// This iteration's owner: dropping the iterator cancels the watch.
+        let owner: SignalWatchOwner
+        let channel: IOEventChannel<Signal>
+
+        /// The next delivery, or `nil` once the watch has ended (cancelled, the loop shut down or
+        /// detached, or the task cancelled, which cancels the watch).
+        public mutating func next() async -> Signal? {
+            await next(isolation: nil)
+        }
+
+        /// The next delivery, or `nil` once the watch has ended. Waits on the caller's actor, so a
+        /// consumer on the loop stays on it.
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Signal? {
+            let watch = owner.watch
+            let result = await channel.next(isolation: actor, willWait: {}, onCancel: { watch.cancel() })
+            guard case .success(let signal)? = result else { return nil }
+            return signal
+        }
+    }
+}
+
+@available(*, unavailable)
+extension SignalDeliveries.Iterator: Sendable {}
+
+/// Cancels its watch when released: a sequence dropped unused, or an iteration that ended.
+final class SignalWatchOwner: Sendable {
+    let watch: SignalWatch
+
+    init(_ watch: SignalWatch) {
+        self.watch = watch
+    }
+
+    deinit {
+        watch.cancel()
+    }
+}
