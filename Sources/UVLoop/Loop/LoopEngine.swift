@@ -98,6 +98,8 @@ final class LoopEngine {
     /// The open I/O handles (signal watches, descriptor watches, streams, listeners, name
     /// lookups): how to close each at shutdown and detach. See `LoopEngine+IOHandles.swift`.
     var ioHandles: [ObjectIdentifier: () -> Void] = [:]
+    /// The buffer every stream on this loop reads into (see `StreamReadBuffer`), made by the first.
+    lazy var streamReadBuffer = StreamReadBuffer()
     /// The loop's executor identities, which jobs run on; set once the `Loop` exists.
     var executors: LoopExecutorRefs?
 
