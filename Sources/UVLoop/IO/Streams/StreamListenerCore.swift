@@ -113,6 +113,9 @@ final class StreamListenerCore: StreamHandleDelegate {
         acceptWaiter = (waiter, continuation)
     }
 
+    /// Whether a task waits in `connections` (for tests).
+    var hasAcceptWaiter: Bool { acceptWaiter != nil }
+
     func cancelAccept(_ waiter: StreamWaiter) {
         guard let waiting = acceptWaiter, waiting.waiter === waiter else { return }
         acceptWaiter = nil
