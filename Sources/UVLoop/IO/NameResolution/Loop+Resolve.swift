@@ -61,9 +61,9 @@ extension Loop {
     /// - Throws: like ``resolve(host:port:_:)``, and `CancellationError` when the task is
     ///   cancelled (the lookup is cancelled with it).
     public func resolve(host: String, port: Int) async throws -> [SocketAddress] {
-        typealias Waiting = (lookup: NameLookup, continuation: CheckedContinuation<[SocketAddress], any Error>)
+        typealias Waiting = (lookup: NameLookup, continuation: LoopContinuation<[SocketAddress]>)
         let waiting = NativeMutex<Waiting?>(nil)
-        return try await suspendOnLoopThread { (waiter, continuation: CheckedContinuation<[SocketAddress], any Error>) in
+        return try await suspendOnLoopThread { (waiter, continuation: LoopContinuation<[SocketAddress]>) in
             do {
                 let lookup = try self.resolve(host: host, port: port) { result in
                     continuation.resume(with: result.mapError { $0 as any Error })

@@ -37,7 +37,7 @@ extension Loop {
     /// - Returns: the listener.
     /// - Throws: like ``listen(on:backlog:reusePort:_:)``.
     public func listen(on address: SocketAddress, backlog: Int = 511, reusePort: Bool = false) async throws -> StreamListener {
-        try await suspendOnLoopThread { (_, continuation: CheckedContinuation<StreamListener, any Error>) in
+        try await suspendOnLoopThread { (_, continuation: LoopContinuation<StreamListener>) in
             continuation.resume(with: Result { () throws(LoopError) in
                 try self.openListener(on: address, backlog: backlog, reusePort: reusePort, handler: nil)
             })
@@ -100,7 +100,7 @@ extension Loop {
     ///   while connecting (the attempt is abandoned).
     public func connect(to address: SocketAddress) async throws -> StreamConnection {
         let pending = NativeMutex<StreamConnectionCore?>(nil)
-        return try await suspendOnLoopThread { (waiter, continuation: CheckedContinuation<StreamConnection, any Error>) in
+        return try await suspendOnLoopThread { (waiter, continuation: LoopContinuation<StreamConnection>) in
             do {
                 let core = try self.startConnect(to: address) { result in
                     if waiter.isCancelled, case .success(let connection) = result {

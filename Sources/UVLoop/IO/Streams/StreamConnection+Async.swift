@@ -50,7 +50,7 @@ extension StreamConnection {
     /// - Throws: like ``shutdownWrites(_:)``, and the error of a failed shutdown.
     public func shutdownWrites() async throws {
         let box = box
-        try await loop.suspendOnLoopThread { (_, continuation: CheckedContinuation<Void, any Error>) in
+        try await loop.suspendOnLoopThread { (_, continuation: LoopContinuation<Void>) in
             do {
                 try box.value.shutdownWrites { error in
                     if let error { continuation.resume(throwing: error) } else { continuation.resume() }

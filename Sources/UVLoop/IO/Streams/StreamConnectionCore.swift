@@ -25,7 +25,7 @@ final class StreamConnectionCore: StreamHandleDelegate {
     private var chunkHead = 0
     private(set) var bufferedReadBytes = 0
     var readBufferLimit = 64 * 1024
-    private var readWaiter: (waiter: StreamWaiter, continuation: CheckedContinuation<[UInt8]?, any Error>)?
+    private var readWaiter: (waiter: StreamWaiter, continuation: LoopContinuation<[UInt8]?>)?
 
     // Writing.
     private(set) var queuedWriteBytes = 0
@@ -37,7 +37,7 @@ final class StreamConnectionCore: StreamHandleDelegate {
     /// Completions of writes the kernel took at once: they run after `write` returned, from a
     /// posted job, and before any later write's completion.
     private var finishedCompletions: [(LoopError?) -> Void] = []
-    private var writeWaiters: [(waiter: StreamWaiter, continuation: CheckedContinuation<Void, any Error>)] = []
+    private var writeWaiters: [(waiter: StreamWaiter, continuation: LoopContinuation<Void>)] = []
     /// The first failure of a write nobody waits for, reported by the next async write.
     private var unreportedWriteFailure: LoopError?
 
@@ -146,7 +146,7 @@ final class StreamConnectionCore: StreamHandleDelegate {
         }
     }
 
-    private func deliver(_ end: ReadEnd, to continuation: CheckedContinuation<[UInt8]?, any Error>) {
+    private func deliver(_ end: ReadEnd, to continuation: LoopContinuation<[UInt8]?>) {
         switch end {
         case .end: continuation.resume(returning: nil)
         case .failed(let error): continuation.resume(throwing: error)
@@ -155,7 +155,7 @@ final class StreamConnectionCore: StreamHandleDelegate {
 
     /// The async face's next chunk: at once when one is buffered (or reading has ended), else
     /// when one arrives.
-    func nextChunk(_ waiter: StreamWaiter, _ continuation: CheckedContinuation<[UInt8]?, any Error>) {
+    func nextChunk(_ waiter: StreamWaiter, _ continuation: LoopContinuation<[UInt8]?>) {
         misusePrecondition(
             readMode != .callback,
             "UVLoop: reading a StreamConnection's reads sequence while a read handler is installed (startReading); use one way of reading")
@@ -246,7 +246,7 @@ final class StreamConnectionCore: StreamHandleDelegate {
 
     /// The async face's write: queued like any write; the call returns at once while the queue
     /// is at or below the high-water mark, else once it has drained to the low-water mark.
-    func writeAndWait(_ bytes: [UInt8], _ waiter: StreamWaiter, _ continuation: CheckedContinuation<Void, any Error>) {
+    func writeAndWait(_ bytes: [UInt8], _ waiter: StreamWaiter, _ continuation: LoopContinuation<Void>) {
         if let failure = unreportedWriteFailure, closeReason == nil {
             unreportedWriteFailure = nil
             return continuation.resume(throwing: failure)

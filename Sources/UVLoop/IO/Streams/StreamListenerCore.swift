@@ -13,7 +13,7 @@ final class StreamListenerCore: StreamHandleDelegate {
     private var acceptedHead = 0
     /// A connection waits in libuv, not accepted because the queue is full.
     private var acceptPending = false
-    private var acceptWaiter: (waiter: StreamWaiter, continuation: CheckedContinuation<StreamConnection?, any Error>)?
+    private var acceptWaiter: (waiter: StreamWaiter, continuation: LoopContinuation<StreamConnection?>)?
 
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32?) throws(LoopError) {
         let engine = loop.confined.value
@@ -83,14 +83,14 @@ final class StreamListenerCore: StreamHandleDelegate {
         if let handler { return handler(result) }
         if let waiting = acceptWaiter {
             acceptWaiter = nil
-            return waiting.continuation.resume(with: result.map { $0 })
+            return waiting.continuation.resume(with: result.map { $0 }.mapError { $0 as any Error })
         }
         accepted.append(result)
     }
 
     /// The async face's next connection: at once when one is queued, else when one arrives; nil
     /// after `close()`.
-    func nextConnection(_ waiter: StreamWaiter, _ continuation: CheckedContinuation<StreamConnection?, any Error>) {
+    func nextConnection(_ waiter: StreamWaiter, _ continuation: LoopContinuation<StreamConnection?>) {
         if acceptedHead < accepted.count {
             let result = accepted[acceptedHead]
             acceptedHead += 1
@@ -102,7 +102,7 @@ final class StreamListenerCore: StreamHandleDelegate {
                 acceptPending = false
                 acceptOne()
             }
-            return continuation.resume(with: result.map { $0 })
+            return continuation.resume(with: result.map { $0 }.mapError { $0 as any Error })
         }
         if let reason = closeReason {
             return reason == .streamClosed ? continuation.resume(returning: nil) : continuation.resume(throwing: reason)

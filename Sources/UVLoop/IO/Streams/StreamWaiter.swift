@@ -35,12 +35,14 @@ extension Loop {
     /// continuation unless `start` or an event has already). A loop that refuses the work makes
     /// the call throw its refusal.
     func suspendOnLoopThread<Value: Sendable>(
-        _ start: @escaping @Sendable (StreamWaiter, CheckedContinuation<Value, any Error>) -> Void,
+        _ start: @escaping @Sendable (StreamWaiter, LoopContinuation<Value>) -> Void,
         cancel: @escaping @Sendable (StreamWaiter) -> Void
     ) async throws -> Value {
         let waiter = StreamWaiter()
+        defer { LoopContinuation<Value>.acquire(waiter) }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withCheckedThrowingContinuation { checked in
+                let continuation = LoopContinuation(continuation: checked, waiter: waiter)
                 if let refusal = onLoopThread({ start(waiter, continuation) }) {
                     continuation.resume(throwing: refusal)
                 }
