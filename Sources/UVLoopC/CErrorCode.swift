@@ -16,6 +16,8 @@ extension LoopError {
         case .libuv(_, let code): return code
         case .timedOut: return Int32(UV_ETIMEDOUT.rawValue)
         case .inboxFull: return Int32(UV_ENOBUFS.rawValue)
+        case .streamClosed: return Int32(UV_EBADF.rawValue)
+        case .writesShutDown: return Int32(UV_EPIPE.rawValue)
         case .invalidArgument, .alreadyRunning, .adoptedLoop, .mainLoopAlreadyChosen:
             return UVLOOP_EINVAL
         }

@@ -105,6 +105,8 @@ final class LoopEngine {
     /// The descriptors that a descriptor watch of this loop holds, paused ones included (libuv
     /// only knows of those it polls). See `Loop.watchDescriptor`.
     var watchedDescriptors: Set<Int32> = []
+    /// The buffer every stream on this loop reads into (see `StreamReadBuffer`), made by the first.
+    lazy var streamReadBuffer = StreamReadBuffer()
     /// The loop's executor identities, which jobs run on; set once the `Loop` exists.
     var executors: LoopExecutorRefs?
 

@@ -42,6 +42,12 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ``Loop/adopt(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)`` was called on a
     /// `uv_loop_t` that UVLoop is already adopted on and has not detached from.
     case alreadyAdopted
+    /// The connection, listener or name lookup was closed with `close()` (or reset) before this
+    /// call, or while the operation was pending.
+    case streamClosed
+    /// A write on a connection whose writing side was shut down with
+    /// ``StreamConnection/shutdownWrites(_:)`` (a half-close).
+    case writesShutDown
 
     static func libuv(_ code: Int32, _ function: String) -> LoopError {
         .libuv(function: function, code: code)
@@ -74,6 +80,10 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the process-wide main loop was already chosen (by an earlier install, or by the first use of MainLoop.shared or @MainLoopActor, which starts one on its own thread); call MainLoop.install(_:) once, at startup, before anything uses the main loop"
         case .alreadyAdopted:
             return "UVLoop is already adopted on this uv_loop_t; keep using the Loop that adopt returned, or detach() it before adopting again"
+        case .streamClosed:
+            return "the connection (or listener, or name lookup) was closed with close() and accepts no more operations; open a new one"
+        case .writesShutDown:
+            return "the connection's writing side was shut down (shutdownWrites) and accepts no more writes; write everything before shutting down writes"
         case .libuv(let function, let code):
             return "\(function) failed: \(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))"
         }

@@ -1,0 +1,108 @@
+import CLibUV
+
+extension Loop {
+    /// Resolves `host` to the addresses a stream can connect to (IPv4 and IPv6), with `port`
+    /// set in each, and calls `completion` on the loop's thread. Loop thread only.
+    ///
+    /// The lookup (the system's `getaddrinfo`, which may read files or ask a DNS server) runs on
+    /// libuv's thread pool, which every loop of the process shares (4 threads unless
+    /// `UV_THREADPOOL_SIZE` says otherwise). Addresses come in the resolver's order of
+    /// preference, without duplicates. If the loop shuts down (or is detached) first,
+    /// `completion` gets ``LoopError/shutDown`` (``LoopError/detached``).
+    /// - Parameters:
+    ///   - host: a host name (`"localhost"`, `"example.com"`) or an IP literal.
+    ///   - port: 0 through 65535.
+    ///   - completion: gets the addresses (never empty), or ``LoopError/libuv(function:code:)``
+    ///     with the resolver's error (`UV_EAI_NONAME` for an unknown host).
+    /// - Returns: the lookup, which can be cancelled.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` for an empty host or a port out of range;
+    ///   ``LoopError/shutDown`` (``LoopError/detached``) when the loop no longer accepts work.
+    @discardableResult
+    public func resolve(
+        host: String, port: Int, _ completion: @escaping (Result<[SocketAddress], LoopError>) -> Void
+    ) throws(LoopError) -> NameLookup {
+        preconditionOnLoopThread("Loop.resolve(host:port:_:)")
+        guard !host.isEmpty, !host.utf8.contains(0) else {
+            throw .invalidArgument("host must be a non-empty name or address without zero bytes")
+        }
+        guard let port = UInt16(exactly: port) else {
+            throw .invalidArgument("port must be 0 through 65535 (got \(port))")
+        }
+        let engine = confined.value
+        guard queue.isOpen, !engine.handlesClosed else { throw queue.refusal }
+        let key = NameLookupKey()
+        let core = NameLookupCore(completion: completion) { [weak engine] in
+            engine?.unregisterIOHandle(ObjectIdentifier(key))
+        }
+        let lookup = NameLookup(loop: self, core: core)
+        let started = AddressLookupRequest.start(on: native, host: host, port: port) { result in
+            if let reason = core.closeReason { return lookup.finish(.failure(reason)) }
+            switch result {
+            case .success(let addresses) where !addresses.isEmpty: lookup.finish(.success(addresses))
+            case .success: lookup.finish(.failure(.libuv(UV_EAI_NONAME.rawValue, "getaddrinfo")))
+            case .failure(let error): lookup.finish(.failure(error))
+            }
+        }
+        switch started {
+        case .success(let request): core.started(request)
+        case .failure(let error): throw error
+        }
+        let reason: LoopError = native.isOwned ? .shutDown : .detached
+        engine.registerIOHandle(ObjectIdentifier(key)) { core.close(reason: reason) }
+        return lookup
+    }
+
+    /// Resolves `host` to the addresses a stream can connect to; see
+    /// ``resolve(host:port:_:)``. Callable from any task.
+    /// - Parameters:
+    ///   - host: a host name or an IP literal.
+    ///   - port: 0 through 65535.
+    /// - Returns: the addresses, in the resolver's order of preference (never empty).
+    /// - Throws: like ``resolve(host:port:_:)``, and `CancellationError` when the task is
+    ///   cancelled (the lookup is cancelled with it).
+    public func resolve(host: String, port: Int) async throws -> [SocketAddress] {
+        typealias Waiting = (lookup: NameLookup, continuation: LoopContinuation<[SocketAddress]>)
+        let waiting = NativeMutex<Waiting?>(nil)
+        return try await suspendOnLoopThread { (waiter, continuation: LoopContinuation<[SocketAddress]>) in
+            do {
+                let lookup = try self.resolve(host: host, port: port) { result in
+                    continuation.resume(with: result.mapError { $0 as any Error })
+                }
+                if waiter.isCancelled, lookup.cancel() { return continuation.resume(throwing: CancellationError()) }
+                waiting.withLock { $0 = (lookup, continuation) }
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        } cancel: { _ in
+            // On the loop's thread: after the lookup started (or before, and then the start
+            // sees the cancellation itself).
+            guard let (lookup, continuation) = waiting.withLock({ $0 }) else { return }
+            if lookup.cancel() { continuation.resume(throwing: CancellationError()) }
+        }
+    }
+
+    /// Connects to `host`, trying its addresses (``resolve(host:port:)``) in order until one
+    /// accepts. Callable from any task.
+    /// - Parameters:
+    ///   - host: a host name or an IP literal.
+    ///   - port: 0 through 65535.
+    /// - Returns: the connection.
+    /// - Throws: a lookup error, or the last address's connect error
+    ///   (``LoopError/libuv(function:code:)`` with `UV_ECONNREFUSED`, say); `CancellationError`
+    ///   when the task is cancelled.
+    public func connect(host: String, port: Int) async throws -> StreamConnection {
+        let addresses = try await resolve(host: host, port: port)
+        var lastError: any Error = LoopError.libuv(UV_EAI_NONAME.rawValue, "getaddrinfo")
+        for address in addresses {
+            do {
+                return try await connect(to: address)
+            } catch let error as LoopError {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+}
+
+/// The identity a lookup registers under with the loop.
+private final class NameLookupKey {}

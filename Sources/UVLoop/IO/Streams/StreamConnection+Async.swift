@@ -1,0 +1,91 @@
+extension StreamConnection {
+    /// The bytes arriving on the connection, chunk by chunk, as an `AsyncSequence`: iterate it
+    /// from one task at a time, on any executor.
+    ///
+    /// Iterating starts reading. Chunks that arrive before they are asked for are buffered, up to
+    /// ``readBufferLimit`` bytes; then the connection stops reading from the socket until the
+    /// reader catches up, so a slow reader slows the peer down instead of filling memory. The
+    /// sequence ends (returns nil) when the peer shuts down its writing side, and throws
+    /// ``LoopError`` when reading fails (`UV_ECONNRESET`), when the connection is closed
+    /// (``LoopError/streamClosed``) or when its loop shuts down, and `CancellationError` when
+    /// the waiting task is cancelled.
+    ///
+    /// Do not mix it with a read handler (``startReading(_:)``) on one connection.
+    public var reads: StreamReads { StreamReads(connection: self) }
+
+    /// How many bytes ``reads`` buffers before it stops reading from the socket; 64 KiB unless
+    /// set. Loop thread only.
+    public var readBufferLimit: Int {
+        get { core("StreamConnection.readBufferLimit").readBufferLimit }
+        set {
+            misusePrecondition(newValue > 0, "UVLoop: readBufferLimit must be positive (got \(newValue))")
+            core("StreamConnection.readBufferLimit").readBufferLimit = newValue
+        }
+    }
+
+    /// Writes `bytes`, suspending while the write queue is above its high-water mark. Callable
+    /// from any task.
+    ///
+    /// Returns once the bytes were handed to the kernel or queued with the queue at or below the
+    /// high-water mark; otherwise once the queue has drained to the low-water mark (see
+    /// ``setWriteWaterMarks(low:high:)``). So a peer that never reads holds back its writer, and
+    /// the memory queued stays near the high-water mark. A queued write that fails later makes
+    /// the next call throw.
+    /// - Parameter bytes: the bytes to send.
+    /// - Throws: ``LoopError/streamClosed`` (or the loop's ``LoopError/shutDown``) when the
+    ///   connection is closed, ``LoopError/writesShutDown`` after a half-close,
+    ///   ``LoopError/libuv(function:code:)`` for a write error (`UV_EPIPE`, `UV_ECONNRESET`),
+    ///   `CancellationError` when the task is cancelled while suspended (the bytes stay queued).
+    public func write(_ bytes: [UInt8]) async throws {
+        let box = box
+        try await loop.suspendOnLoopThread { waiter, continuation in
+            box.value.writeAndWait(bytes, waiter, continuation)
+        } cancel: { waiter in
+            box.value.cancelWrite(waiter)
+        }
+    }
+
+    /// Shuts down the writing side once queued writes are done (a half-close), and waits for it.
+    /// Callable from any task.
+    /// - Throws: like ``shutdownWrites(_:)``, and the error of a failed shutdown.
+    public func shutdownWrites() async throws {
+        let box = box
+        try await loop.suspendOnLoopThread { (_, continuation: LoopContinuation<Void>) in
+            do {
+                try box.value.shutdownWrites { error in
+                    if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+                }
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        } cancel: { _ in }
+    }
+}
+
+/// The chunks read from a ``StreamConnection``: see ``StreamConnection/reads``.
+public struct StreamReads: AsyncSequence, Sendable {
+    /// A chunk of bytes, in arrival order.
+    public typealias Element = [UInt8]
+
+    let connection: StreamConnection
+
+    /// Returns the iterator; iterate from one task at a time.
+    public func makeAsyncIterator() -> Iterator { Iterator(connection: connection) }
+
+    /// Produces the chunks; see ``StreamConnection/reads``.
+    public struct Iterator: AsyncIteratorProtocol {
+        let connection: StreamConnection
+
+        /// The next chunk, or nil at the end of the stream.
+        /// - Throws: ``LoopError`` when reading fails or the connection is closed;
+        ///   `CancellationError` when the task is cancelled while waiting.
+        public mutating func next() async throws -> [UInt8]? {
+            let box = connection.box
+            return try await connection.loop.suspendOnLoopThread { waiter, continuation in
+                box.value.nextChunk(waiter, continuation)
+            } cancel: { waiter in
+                box.value.cancelRead(waiter)
+            }
+        }
+    }
+}

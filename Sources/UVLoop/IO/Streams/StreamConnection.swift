@@ -1,0 +1,128 @@
+/// A connected stream: a TCP connection or a Unix-domain socket connection, accepted by a
+/// ``StreamListener`` or opened with ``Loop/connect(to:_:)``.
+///
+/// ## Two faces
+/// - The callback face runs on the loop's thread and is for code that lives there (posted work,
+///   other handlers): ``startReading(_:)`` lends each chunk read to a handler without copying it,
+///   ``write(_:completion:)-(UnsafeRawBufferPointer,_)`` hands bytes to the kernel at once and
+///   queues (copies) only what it did not take, ``isWritable`` and ``setWritableHandler(_:)``
+///   tell a writer when to pause. Calling these elsewhere stops the program with a message
+///   naming the misuse.
+/// - The async face is callable from any task: ``reads`` is an `AsyncSequence` of chunks,
+///   ``write(_:)`` suspends while the write queue is above its high-water mark, and
+///   ``shutdownWrites()`` half-closes.
+///
+/// Use one way of reading per connection: a read handler or the ``reads`` sequence.
+///
+/// ## Ordering
+/// Bytes are written in the order of the `write` calls, whichever face made them. Write
+/// completions run in the same order, on the loop's thread, never before the `write` call that
+/// queued them has returned. Read handlers and completions run on the loop's thread.
+///
+/// ## Closing
+/// A connection stays open until ``close()`` (or ``resetAndClose()``), even when nothing refers
+/// to it any more, or until its loop shuts down (``Loop/shutdown()``) or is detached
+/// (``Loop/detach()``), which close every connection: queued writes then fail with
+/// ``LoopError/shutDown`` (``LoopError/detached``), a read handler gets a last
+/// ``StreamRead/failed(_:)`` with that error, and suspended async calls throw it.
+///
+/// On a loop adopted from C code, an open connection keeps the owner's `uv_run` running, like
+/// the owner's own sockets.
+///
+/// ## Broken pipes
+/// Writing to a peer that has gone raises `SIGPIPE`, whose default action ends the process. The
+/// first connection or listener a process opens therefore sets SIGPIPE to be ignored, unless the
+/// program has installed its own handler (or ignores it already); such a write then fails with
+/// `UV_EPIPE` instead.
+public final class StreamConnection: Sendable {
+    /// The loop whose thread runs this connection's callbacks.
+    public let loop: Loop
+    /// This end's address, as the kernel reports it; nil when it has none (an unnamed Unix
+    /// socket reports the empty path instead). Callable from any thread.
+    public let localAddress: SocketAddress?
+    /// The peer's address, as the kernel reported it when the connection was made; nil when the
+    /// kernel had none (the peer was already gone). Callable from any thread.
+    public let remoteAddress: SocketAddress?
+    let box: LoopConfinedObject<StreamConnectionCore>
+
+    /// Wraps a connected core and makes it the core's public face.
+    init(core: StreamConnectionCore) {
+        loop = core.loop
+        localAddress = core.handle.localAddress
+        remoteAddress = core.handle.remoteAddress
+        box = LoopConfinedObject(core)
+        core.connection = self
+    }
+
+    /// The core, after checking that the caller is on the loop's thread.
+    func core(_ operation: @autoclosure () -> String) -> StreamConnectionCore {
+        loop.preconditionOnLoopThread(operation())
+        return box.value
+    }
+
+    /// Whether the connection is open: false once ``close()`` or ``resetAndClose()`` was called,
+    /// or the loop closed it. Loop thread only.
+    public var isOpen: Bool { core("StreamConnection.isOpen").isOpen }
+
+    /// Closes the connection. Callable from any thread; idempotent.
+    ///
+    /// On the loop's thread it closes at once: no read handler call follows, and queued writes
+    /// fail with ``LoopError/streamClosed`` (their completions run in a later turn). From another
+    /// thread the close is posted to the loop (and does nothing if the loop has shut down, which
+    /// closed the connection already). Suspended async calls throw ``LoopError/streamClosed``.
+    /// The peer reads the end of the stream.
+    public func close() {
+        let box = box
+        _ = loop.onLoopThread { box.value.close(reason: .streamClosed) }
+    }
+
+    /// Closes a TCP connection with a reset: queued bytes are dropped and the peer's reads fail
+    /// with `UV_ECONNRESET` (`SO_LINGER` with a zero timeout). A Unix socket, or a connection
+    /// whose writes were shut down, is closed normally. Otherwise like ``close()``.
+    public func resetAndClose() {
+        let box = box
+        _ = loop.onLoopThread { box.value.close(reason: .streamClosed, reset: true) }
+    }
+
+    // MARK: options
+
+    /// Turns Nagle's algorithm off (`TCP_NODELAY`), so small writes leave at once instead of
+    /// waiting to be coalesced: what request-response traffic wants. TCP only. Loop thread only.
+    /// - Parameter enabled: true to send small writes at once.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` on a Unix-domain connection;
+    ///   ``LoopError/streamClosed`` after ``close()``; ``LoopError/libuv(function:code:)`` when the
+    ///   kernel refuses.
+    public func setNoDelay(_ enabled: Bool) throws(LoopError) {
+        let core = try tcpCore("setNoDelay")
+        let status = core.handle.setNoDelay(enabled)
+        guard status == 0 else { throw .libuv(status, "uv_tcp_nodelay") }
+    }
+
+    /// Turns TCP keep-alive probes on or off (`SO_KEEPALIVE`): an idle connection whose peer has
+    /// vanished then fails instead of hanging forever. TCP only. Loop thread only.
+    /// - Parameters:
+    ///   - enabled: whether to send probes.
+    ///   - idle: how long the connection stays idle before the first probe; whole seconds, at
+    ///     least one.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` on a Unix-domain connection or for an idle
+    ///   time below one second; ``LoopError/streamClosed`` after ``close()``;
+    ///   ``LoopError/libuv(function:code:)`` when the kernel refuses.
+    public func setKeepAlive(_ enabled: Bool, idle: Duration = .seconds(60)) throws(LoopError) {
+        let core = try tcpCore("setKeepAlive")
+        let seconds = idle.components.seconds
+        guard seconds >= 1, let delay = UInt32(exactly: seconds) else {
+            throw .invalidArgument("keep-alive idle time must be at least one second (got \(idle))")
+        }
+        let status = core.handle.setKeepAlive(enabled, delaySeconds: delay)
+        guard status == 0 else { throw .libuv(status, "uv_tcp_keepalive") }
+    }
+
+    private func tcpCore(_ operation: String) throws(LoopError) -> StreamConnectionCore {
+        let core = core("StreamConnection.\(operation)")
+        guard core.handle.kind == .tcp else {
+            throw .invalidArgument("\(operation) applies to TCP connections, not Unix-domain sockets")
+        }
+        if let reason = core.closeReason { throw reason }
+        return core
+    }
+}

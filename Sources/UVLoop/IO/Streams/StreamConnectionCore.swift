@@ -1,0 +1,293 @@
+import CLibUV
+
+/// The loop-thread state of one ``StreamConnection``: its libuv handle, its reading (callback or
+/// async), its write queue and water marks, and how it closed. Also a connection still
+/// connecting, before its `StreamConnection` exists. Loop thread only.
+final class StreamConnectionCore: StreamHandleDelegate {
+    enum ReadMode { case idle, callback, async }
+    enum ReadEnd { case end, failed(LoopError) }
+
+    let loop: Loop
+    let handle: StreamHandle
+    /// Why the connection closed (``LoopError/streamClosed`` for `close()`, or the loop's
+    /// ``LoopError/shutDown`` / ``LoopError/detached``); nil while open.
+    private(set) var closeReason: LoopError?
+    /// The public object, once connected or accepted; dropped when libuv is done with the handle.
+    var connection: StreamConnection?
+
+    // Reading.
+    var readMode = ReadMode.idle
+    var readHandler: ((StreamConnection, StreamRead) -> Void)?
+    private(set) var isReading = false
+    private(set) var readEnd: ReadEnd?
+    /// Async face: chunks read and not yet taken, the first at `chunkHead`.
+    private var chunks: [[UInt8]] = []
+    private var chunkHead = 0
+    private(set) var bufferedReadBytes = 0
+    var readBufferLimit = 64 * 1024
+    private var readWaiter: (waiter: StreamWaiter, continuation: LoopContinuation<[UInt8]?>)?
+
+    // Writing.
+    private(set) var queuedWriteBytes = 0
+    var lowWaterMark = 32 * 1024
+    var highWaterMark = 64 * 1024
+    private(set) var isWritable = true
+    var writableHandler: ((StreamConnection) -> Void)?
+    private(set) var writesShutDown = false
+    /// Completions of writes the kernel took at once: they run after `write` returned, from a
+    /// posted job, and before any later write's completion.
+    private var finishedCompletions: [(LoopError?) -> Void] = []
+    private var writeWaiters: [(waiter: StreamWaiter, continuation: LoopContinuation<Void>)] = []
+    /// The first failure of a write nobody waits for, reported by the next async write.
+    private var unreportedWriteFailure: LoopError?
+
+    /// Creates the handle and registers it with the loop, which closes it at shutdown or detach.
+    init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32? = nil) throws(LoopError) {
+        let engine = loop.confined.value
+        guard loop.queue.isOpen, !engine.handlesClosed else { throw loop.queue.refusal }
+        BrokenPipeSignal.ignoreUnlessHandled()
+        handle = try StreamHandle(kind, loop: loop.native, readBuffer: engine.streamReadBuffer, socketFamily: socketFamily)
+        self.loop = loop
+        handle.setDelegate(self)
+        let reason: LoopError = loop.native.isOwned ? .shutDown : .detached
+        engine.registerIOHandle(ObjectIdentifier(self)) { [self] in close(reason: reason) }
+    }
+
+    var isOpen: Bool { closeReason == nil }
+
+    // MARK: closing
+
+    /// Closes the handle (with a reset if asked), fails whatever waits, and forgets the
+    /// writability handler. Idempotent. Calls no user code (the loop's registry requires it).
+    func close(reason: LoopError, reset: Bool = false) {
+        guard closeReason == nil else { return }
+        closeReason = reason
+        loop.confined.value.unregisterIOHandle(ObjectIdentifier(self))
+        if reset { handle.closeWithReset() } else { handle.close() }
+        isReading = false
+        writableHandler = nil
+        if let waiting = readWaiter {
+            readWaiter = nil
+            waiting.continuation.resume(throwing: reason)
+        }
+        failWriteWaiters(reason)
+    }
+
+    func streamDidClose() {
+        // Completions of writes the kernel took: they succeeded.
+        runFinishedCompletions()
+        if let reason = closeReason, reason != .streamClosed, readMode == .callback, readEnd == nil,
+           let handler = readHandler, let connection {
+            readEnd = .failed(reason)
+            handler(connection, .failed(reason))
+        }
+        readHandler = nil
+        writableHandler = nil
+        connection = nil
+        chunks.removeAll()
+    }
+
+    func streamConnectionIsReady(_ status: Int32) {}
+
+    // MARK: reading
+
+    /// Starts libuv's reading unless it runs, has ended, or the connection is closed.
+    /// - Returns: libuv's error, if it refused.
+    @discardableResult
+    func resumeReading() -> LoopError? {
+        guard !isReading, readEnd == nil, closeReason == nil else { return nil }
+        let status = handle.startReading()
+        guard status == 0 else { return .libuv(status, "uv_read_start") }
+        isReading = true
+        return nil
+    }
+
+    func pauseReading() {
+        guard isReading else { return }
+        handle.stopReading()
+        isReading = false
+    }
+
+    func streamDidRead(_ bytes: UnsafeRawBufferPointer) {
+        switch readMode {
+        case .callback:
+            if let handler = readHandler, let connection { handler(connection, .bytes(bytes)) }
+        case .async:
+            let chunk = Array(bytes)
+            if let waiting = readWaiter {
+                readWaiter = nil
+                waiting.continuation.resume(returning: chunk)
+                return
+            }
+            chunks.append(chunk)
+            bufferedReadBytes += chunk.count
+            // A reader that does not keep up: leave the rest in the kernel (and the peer).
+            if bufferedReadBytes >= readBufferLimit { pauseReading() }
+        case .idle:
+            break
+        }
+    }
+
+    func streamReadDidEnd(_ status: Int32) {
+        isReading = false
+        let end: ReadEnd = status == UV_EOF.rawValue ? .end : .failed(.libuv(status, "read"))
+        readEnd = end
+        switch readMode {
+        case .callback:
+            guard let handler = readHandler, let connection else { return }
+            if case .failed(let error) = end { handler(connection, .failed(error)) } else { handler(connection, .end) }
+        case .async:
+            if let waiting = readWaiter {
+                readWaiter = nil
+                deliver(end, to: waiting.continuation)
+            }
+        case .idle:
+            break
+        }
+    }
+
+    private func deliver(_ end: ReadEnd, to continuation: LoopContinuation<[UInt8]?>) {
+        switch end {
+        case .end: continuation.resume(returning: nil)
+        case .failed(let error): continuation.resume(throwing: error)
+        }
+    }
+
+    /// The async face's next chunk: at once when one is buffered (or reading has ended), else
+    /// when one arrives.
+    func nextChunk(_ waiter: StreamWaiter, _ continuation: LoopContinuation<[UInt8]?>) {
+        misusePrecondition(
+            readMode != .callback,
+            "UVLoop: reading a StreamConnection's reads sequence while a read handler is installed (startReading); use one way of reading")
+        readMode = .async
+        if chunkHead < chunks.count {
+            let chunk = chunks[chunkHead]
+            chunkHead += 1
+            if chunkHead == chunks.count {
+                chunks.removeAll(keepingCapacity: true)
+                chunkHead = 0
+            }
+            bufferedReadBytes -= chunk.count
+            if bufferedReadBytes < readBufferLimit { resumeReading() }
+            continuation.resume(returning: chunk)
+            return
+        }
+        if let end = readEnd { return deliver(end, to: continuation) }
+        if let reason = closeReason { return continuation.resume(throwing: reason) }
+        if waiter.isCancelled { return continuation.resume(throwing: CancellationError()) }
+        misusePrecondition(
+            readWaiter == nil,
+            "UVLoop: two tasks read the same StreamConnection at once; read a connection from one task")
+        if let error = resumeReading() {
+            readEnd = .failed(error)
+            return continuation.resume(throwing: error)
+        }
+        readWaiter = (waiter, continuation)
+    }
+
+    func cancelRead(_ waiter: StreamWaiter) {
+        guard let waiting = readWaiter, waiting.waiter === waiter else { return }
+        readWaiter = nil
+        waiting.continuation.resume(throwing: CancellationError())
+    }
+
+    // MARK: writing
+
+    /// Writes what the kernel takes at once and queues the rest (see `StreamHandle.write`).
+    func write(_ bytes: UnsafeRawBufferPointer, completion: ((LoopError?) -> Void)?) throws(LoopError) {
+        if let reason = closeReason { throw reason }
+        if writesShutDown { throw .writesShutDown }
+        switch handle.write(bytes, tryFirst: queuedWriteBytes == 0, completion: completion) {
+        case .written:
+            if let completion { addFinishedCompletion(completion) }
+        case .queued(let count):
+            queuedWriteBytes += count
+            if isWritable, queuedWriteBytes > highWaterMark { isWritable = false }
+        case .failed(let status):
+            throw .libuv(status, "uv_write")
+        }
+    }
+
+    private func addFinishedCompletion(_ completion: @escaping (LoopError?) -> Void) {
+        finishedCompletions.append(completion)
+        guard finishedCompletions.count == 1, let connection else { return }
+        // Runs on the loop's thread, in a later callback than the one that wrote.
+        try? loop.post { connection.box.value.runFinishedCompletions() }
+    }
+
+    private func runFinishedCompletions() {
+        guard !finishedCompletions.isEmpty else { return }
+        let completions = finishedCompletions
+        finishedCompletions.removeAll()
+        for completion in completions { completion(nil) }
+    }
+
+    func streamWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {
+        queuedWriteBytes -= byteCount
+        runFinishedCompletions()
+        var error: LoopError?
+        if status != 0 {
+            error = status == UV_ECANCELED.rawValue ? (closeReason ?? .streamClosed) : .libuv(status, "write")
+        }
+        if let completion {
+            completion(error)
+        } else if let error, closeReason == nil {
+            if unreportedWriteFailure == nil { unreportedWriteFailure = error }
+            failWriteWaiters(error)
+        }
+        if !isWritable, queuedWriteBytes <= lowWaterMark, closeReason == nil {
+            isWritable = true
+            let waiters = writeWaiters
+            writeWaiters.removeAll()
+            for waiting in waiters { waiting.continuation.resume() }
+            if let handler = writableHandler, let connection { handler(connection) }
+        }
+    }
+
+    /// The async face's write: queued like any write; the call returns at once while the queue
+    /// is at or below the high-water mark, else once it has drained to the low-water mark.
+    func writeAndWait(_ bytes: [UInt8], _ waiter: StreamWaiter, _ continuation: LoopContinuation<Void>) {
+        if let failure = unreportedWriteFailure, closeReason == nil {
+            unreportedWriteFailure = nil
+            return continuation.resume(throwing: failure)
+        }
+        let written = bytes.withUnsafeBytes { raw in Result { () throws(LoopError) in try write(raw, completion: nil) } }
+        if case .failure(let error) = written { return continuation.resume(throwing: error) }
+        if isWritable { return continuation.resume() }
+        if waiter.isCancelled { return continuation.resume(throwing: CancellationError()) }
+        writeWaiters.append((waiter, continuation))
+    }
+
+    func cancelWrite(_ waiter: StreamWaiter) {
+        guard let index = writeWaiters.firstIndex(where: { $0.waiter === waiter }) else { return }
+        writeWaiters.remove(at: index).continuation.resume(throwing: CancellationError())
+    }
+
+    private func failWriteWaiters(_ error: LoopError) {
+        let waiters = writeWaiters
+        writeWaiters.removeAll()
+        for waiting in waiters { waiting.continuation.resume(throwing: error) }
+    }
+
+    /// Half-closes: shuts the writing side down once the queued writes are done.
+    func shutdownWrites(_ completion: ((LoopError?) -> Void)?) throws(LoopError) {
+        if let reason = closeReason { throw reason }
+        if writesShutDown { throw .writesShutDown }
+        let status = handle.shutdownWrites { [self] status in
+            guard let completion else { return }
+            if status == 0 { return completion(nil) }
+            completion(status == UV_ECANCELED.rawValue ? (closeReason ?? .streamClosed) : .libuv(status, "shutdown"))
+        }
+        guard status == 0 else { throw .libuv(status, "uv_shutdown") }
+        writesShutDown = true
+    }
+
+    func setWaterMarks(low: Int, high: Int) throws(LoopError) {
+        guard low >= 0, low <= high else {
+            throw .invalidArgument("write water marks need 0 <= low <= high (got low \(low), high \(high))")
+        }
+        lowWaterMark = low
+        highWaterMark = high
+        if isWritable, queuedWriteBytes > high { isWritable = false }
+    }
+}

@@ -1,0 +1,128 @@
+/// The loop-thread state of one ``StreamListener``: its handle, and where accepted connections
+/// go (a handler, or the queue that ``StreamListener/connections`` reads). Loop thread only.
+final class StreamListenerCore: StreamHandleDelegate {
+    /// Accepted connections the async face buffers before it stops accepting (the rest wait in
+    /// the kernel's backlog).
+    static let acceptQueueLimit = 64
+
+    let loop: Loop
+    let handle: StreamHandle
+    private(set) var closeReason: LoopError?
+    var handler: ((Result<StreamConnection, LoopError>) -> Void)?
+    private var accepted: [Result<StreamConnection, LoopError>] = []
+    private var acceptedHead = 0
+    /// A connection waits in libuv, not accepted because the queue is full.
+    private var acceptPending = false
+    private var acceptWaiter: (waiter: StreamWaiter, continuation: LoopContinuation<StreamConnection?>)?
+
+    init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32?) throws(LoopError) {
+        let engine = loop.confined.value
+        guard loop.queue.isOpen, !engine.handlesClosed else { throw loop.queue.refusal }
+        BrokenPipeSignal.ignoreUnlessHandled()
+        handle = try StreamHandle(kind, loop: loop.native, readBuffer: engine.streamReadBuffer, socketFamily: socketFamily)
+        self.loop = loop
+        handle.setDelegate(self)
+        let reason: LoopError = loop.native.isOwned ? .shutDown : .detached
+        engine.registerIOHandle(ObjectIdentifier(self)) { [self] in close(reason: reason) }
+    }
+
+    /// Closes the listener (and, on the async face, the connections accepted but not taken).
+    /// Calls no user code.
+    func close(reason: LoopError) {
+        guard closeReason == nil else { return }
+        closeReason = reason
+        loop.confined.value.unregisterIOHandle(ObjectIdentifier(self))
+        handle.close()
+        for case .success(let connection) in accepted[acceptedHead...] {
+            connection.box.value.close(reason: reason)
+        }
+        accepted.removeAll()
+        acceptedHead = 0
+        if let waiting = acceptWaiter {
+            acceptWaiter = nil
+            // The end of the sequence for close(); the loop's reason otherwise.
+            if reason == .streamClosed {
+                waiting.continuation.resume(returning: nil)
+            } else {
+                waiting.continuation.resume(throwing: reason)
+            }
+        }
+    }
+
+    func streamDidClose() {
+        if let reason = closeReason, reason != .streamClosed, let handler { handler(.failure(reason)) }
+        handler = nil
+    }
+
+    func streamConnectionIsReady(_ status: Int32) {
+        guard status == 0 else { return deliver(.failure(.libuv(status, "accept"))) }
+        if handler == nil, accepted.count - acceptedHead >= Self.acceptQueueLimit {
+            // libuv stops watching the socket until the connection is accepted.
+            acceptPending = true
+            return
+        }
+        acceptOne()
+    }
+
+    private func acceptOne() {
+        let client: StreamConnectionCore
+        do {
+            client = try StreamConnectionCore(loop: loop, kind: handle.kind)
+        } catch {
+            return deliver(.failure(error))
+        }
+        let status = handle.accept(into: client.handle)
+        guard status == 0 else {
+            client.close(reason: .streamClosed)
+            return deliver(.failure(.libuv(status, "uv_accept")))
+        }
+        deliver(.success(StreamConnection(core: client)))
+    }
+
+    private func deliver(_ result: Result<StreamConnection, LoopError>) {
+        if let handler { return handler(result) }
+        if let waiting = acceptWaiter {
+            acceptWaiter = nil
+            return waiting.continuation.resume(with: result.map { $0 }.mapError { $0 as any Error })
+        }
+        accepted.append(result)
+    }
+
+    /// The async face's next connection: at once when one is queued, else when one arrives; nil
+    /// after `close()`.
+    func nextConnection(_ waiter: StreamWaiter, _ continuation: LoopContinuation<StreamConnection?>) {
+        if acceptedHead < accepted.count {
+            let result = accepted[acceptedHead]
+            acceptedHead += 1
+            if acceptedHead == accepted.count {
+                accepted.removeAll(keepingCapacity: true)
+                acceptedHead = 0
+            }
+            if acceptPending, closeReason == nil {
+                acceptPending = false
+                acceptOne()
+            }
+            return continuation.resume(with: result.map { $0 }.mapError { $0 as any Error })
+        }
+        if let reason = closeReason {
+            return reason == .streamClosed ? continuation.resume(returning: nil) : continuation.resume(throwing: reason)
+        }
+        if waiter.isCancelled { return continuation.resume(throwing: CancellationError()) }
+        misusePrecondition(
+            acceptWaiter == nil, "UVLoop: two tasks iterate one StreamListener's connections at once; accept from one task")
+        acceptWaiter = (waiter, continuation)
+    }
+
+    /// Whether a task waits in `connections` (for tests).
+    var hasAcceptWaiter: Bool { acceptWaiter != nil }
+
+    func cancelAccept(_ waiter: StreamWaiter) {
+        guard let waiting = acceptWaiter, waiting.waiter === waiter else { return }
+        acceptWaiter = nil
+        waiting.continuation.resume(throwing: CancellationError())
+    }
+
+    func streamDidRead(_ bytes: UnsafeRawBufferPointer) {}
+    func streamReadDidEnd(_ status: Int32) {}
+    func streamWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {}
+}

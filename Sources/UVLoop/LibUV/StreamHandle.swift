@@ -1,0 +1,332 @@
+import CLibUV
+import Glibc
+
+/// What a stream handle reports to the object that owns it (a connection or a listener), on the
+/// loop's thread, from libuv's callbacks.
+protocol StreamHandleDelegate: AnyObject {
+    /// `bytes` were read into the loop's read buffer; valid only during the call.
+    func streamDidRead(_ bytes: UnsafeRawBufferPointer)
+    /// Reading ended: `UV_EOF` (the peer shut down its writes) or an error; libuv stopped reading.
+    func streamReadDidEnd(_ status: Int32)
+    /// A listener has a connection to accept (`status` 0), or accepting failed.
+    func streamConnectionIsReady(_ status: Int32)
+    /// A queued write finished with `status` (0, an error, or `UV_ECANCELED` when the handle was
+    /// closed first); `byteCount` bytes had been queued.
+    func streamWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32)
+    /// libuv is done with the handle (its close callback); its memory is freed right after.
+    func streamDidClose()
+}
+
+/// How a write went: all of it taken by the kernel at once, the rest queued, or refused.
+enum StreamWriteOutcome {
+    case written
+    case queued(Int)
+    case failed(Int32)
+}
+
+/// One `uv_tcp_t` or `uv_pipe_t`, seen as the `uv_stream_t` both begin with: allocated zeroed,
+/// initialized, and freed only in its close callback. Loop thread only.
+///
+/// Its `data` field holds a retained `StreamHandleContext` (the delegate, the loop's read buffer
+/// and this handle's pool of write requests) from `init` until the close callback, which
+/// releases it; so the delegate stays alive as long as libuv may call it.
+struct StreamHandle {
+    enum Kind { case tcp, pipe }
+
+    let pointer: UnsafeMutablePointer<uv_stream_t>
+    let kind: Kind
+
+    /// Allocates and initializes a handle of `kind` on `loop`. `socketFamily` (for TCP) creates
+    /// the socket at once (`uv_tcp_init_ex`), so that options can be set on it before binding.
+    init(
+        _ kind: Kind, loop: NativeLoop, readBuffer: StreamReadBuffer, socketFamily: Int32? = nil
+    ) throws(LoopError) {
+        let size = kind == .tcp ? MemoryLayout<uv_tcp_t>.size : MemoryLayout<uv_pipe_t>.size
+        let alignment = max(MemoryLayout<uv_tcp_t>.alignment, MemoryLayout<uv_pipe_t>.alignment)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: alignment)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        let status: Int32
+        let name: String
+        switch kind {
+        case .tcp:
+            let tcp = raw.bindMemory(to: uv_tcp_t.self, capacity: 1)
+            if let socketFamily {
+                name = "uv_tcp_init_ex"
+                status = uv_tcp_init_ex(loop.pointer, tcp, UInt32(socketFamily))
+            } else {
+                name = "uv_tcp_init"
+                status = uv_tcp_init(loop.pointer, tcp)
+            }
+        case .pipe:
+            name = "uv_pipe_init"
+            status = uv_pipe_init(loop.pointer, raw.bindMemory(to: uv_pipe_t.self, capacity: 1), 0)
+        }
+        guard status == 0 else {
+            raw.deallocate()
+            throw LoopError.libuv(status, name)
+        }
+        pointer = raw.assumingMemoryBound(to: uv_stream_t.self)
+        self.kind = kind
+        OwnHandles.insert(raw)
+        // Unmanaged: libuv carries the context as a `void *`; the close callback releases it.
+        pointer.pointee.data = Unmanaged.passRetained(StreamHandleContext(readBuffer: readBuffer)).toOpaque()
+    }
+
+    /// Sets the object libuv's callbacks report to. Call once, right after `init`.
+    func setDelegate(_ delegate: any StreamHandleDelegate) {
+        Self.context(of: pointer).delegate = delegate
+    }
+
+    private var base: UnsafeMutablePointer<uv_handle_t> {
+        UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: uv_handle_t.self)
+    }
+
+    private var tcp: UnsafeMutablePointer<uv_tcp_t> {
+        UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: uv_tcp_t.self)
+    }
+
+    private var pipe: UnsafeMutablePointer<uv_pipe_t> {
+        UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: uv_pipe_t.self)
+    }
+
+    @inline(__always)
+    private static func context(of stream: UnsafeMutableRawPointer) -> StreamHandleContext {
+        let data = stream.assumingMemoryBound(to: uv_handle_t.self).pointee.data!
+        // Unmanaged: borrowed for the duration of a callback; the handle holds the owning reference.
+        return Unmanaged<StreamHandleContext>.fromOpaque(data).takeUnretainedValue()
+    }
+
+    // MARK: closing
+
+    /// Closes the handle; libuv calls back in a later closing phase (after failing queued writes
+    /// with `UV_ECANCELED`), which tells the delegate, releases the context and frees the memory.
+    /// Closing twice does nothing.
+    func close() {
+        if uv_is_closing(base) != 0 { return }
+        uv_close(base, Self.closed)
+    }
+
+    /// Closes a TCP handle with a reset (`SO_LINGER` 0: the peer reads `ECONNRESET`); a plain
+    /// close when libuv refuses (a pipe, or writes already shut down).
+    func closeWithReset() {
+        if uv_is_closing(base) != 0 { return }
+        if kind == .tcp, uv_tcp_close_reset(tcp, Self.closed) == 0 { return }
+        uv_close(base, Self.closed)
+    }
+
+    private static let closed: uv_close_cb = { handle in
+        guard let handle else { return }
+        if let data = handle.pointee.data {
+            let context = Unmanaged<StreamHandleContext>.fromOpaque(data)
+            context.takeUnretainedValue().delegate?.streamDidClose()
+            context.takeUnretainedValue().delegate = nil
+            context.release()
+            handle.pointee.data = nil
+        }
+        OwnHandles.remove(handle)
+        UnsafeMutableRawPointer(handle).deallocate()
+    }
+
+    /// Keeps or stops keeping the loop alive while active (`uv_ref` / `uv_unref`).
+    func setReferenced(_ referenced: Bool) {
+        if referenced { uv_ref(base) } else { uv_unref(base) }
+    }
+
+    // MARK: reading
+
+    /// Starts reading into the context's read buffer (`uv_read_start`).
+    func startReading() -> Int32 {
+        uv_read_start(pointer, { handle, _, buffer in
+            let readBuffer = StreamHandle.context(of: UnsafeMutableRawPointer(handle!)).readBuffer
+            buffer!.pointee = uv_buf_t(base: readBuffer.base, len: readBuffer.count)
+        }, { stream, count, _ in
+            let context = StreamHandle.context(of: UnsafeMutableRawPointer(stream!))
+            if count > 0 {
+                context.delegate?.streamDidRead(
+                    UnsafeRawBufferPointer(start: context.readBuffer.base, count: count))
+            } else if count < 0 {
+                context.delegate?.streamReadDidEnd(Int32(count))
+            }
+        })
+    }
+
+    /// Stops reading (`uv_read_stop`); the kernel keeps what arrives, up to its buffer.
+    func stopReading() { _ = uv_read_stop(pointer) }
+
+    // MARK: writing
+
+    /// Writes `bytes`: first what the kernel takes at once (`uv_try_write`, when `tryFirst`, that
+    /// is, when nothing is queued before them), then queues the rest with `uv_write`, copied into
+    /// a pooled request. A write error of `uv_try_write` queues everything, and `uv_write`
+    /// reports it through the delegate.
+    func write(
+        _ bytes: UnsafeRawBufferPointer, tryFirst: Bool, completion: ((LoopError?) -> Void)?
+    ) -> StreamWriteOutcome {
+        guard let start = bytes.baseAddress, bytes.count > 0 else { return .written }
+        var offset = 0
+        if tryFirst {
+            var buffer = uv_buf_t(
+                base: UnsafeMutablePointer(mutating: start.assumingMemoryBound(to: CChar.self)), len: bytes.count)
+            let written = uv_try_write(pointer, &buffer, 1)
+            if written == bytes.count { return .written }
+            if written > 0 { offset = Int(written) }
+        }
+        let context = Self.context(of: pointer)
+        let request = context.takeWriteRequest()
+        let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+        request.fill(with: rest, completion: completion)
+        var buffer = uv_buf_t(base: request.storage!.assumingMemoryBound(to: CChar.self), len: rest.count)
+        // Unmanaged: the request stays retained while libuv holds it; the write callback releases it.
+        request.request.pointee.data = Unmanaged.passRetained(request).toOpaque()
+        let status = uv_write(request.request, pointer, &buffer, 1) { request, status in
+            let owner = Unmanaged<StreamWriteRequest>.fromOpaque(request!.pointee.data!).takeRetainedValue()
+            let context = StreamHandle.context(of: UnsafeMutableRawPointer(request!.pointee.handle!))
+            let (byteCount, completion) = owner.empty()
+            context.recycle(owner)
+            context.delegate?.streamWriteDidFinish(byteCount: byteCount, completion: completion, status: status)
+        }
+        guard status == 0 else {
+            Unmanaged<StreamWriteRequest>.fromOpaque(request.request.pointee.data!).release()
+            _ = request.empty()
+            context.recycle(request)
+            return .failed(status)
+        }
+        return .queued(rest.count)
+    }
+
+    /// Shuts down the writing side once queued writes are done (`uv_shutdown`); `done` gets the
+    /// status. Returns libuv's status for the call (`done` is not called when it fails).
+    func shutdownWrites(_ done: @escaping (Int32) -> Void) -> Int32 {
+        let request = StreamRequest<uv_shutdown_t>(done)
+        let status = uv_shutdown(request.request, pointer) { request, status in
+            StreamRequest<uv_shutdown_t>.finish(request!, status: status)
+        }
+        if status != 0 { request.abandon() }
+        return status
+    }
+
+    // MARK: listening and connecting
+
+    /// Binds a TCP handle to `address` (`uv_tcp_bind`) or a pipe to its path (`uv_pipe_bind`).
+    func bind(_ address: SocketAddress) -> Int32 {
+        switch kind {
+        case .tcp:
+            return address.withNative { uv_tcp_bind(tcp, $0, 0) }
+        case .pipe:
+            return uv_pipe_bind(pipe, address.path ?? "")
+        }
+    }
+
+    /// Sets `SO_REUSEPORT` on a TCP handle whose socket exists (made with a `socketFamily`).
+    func setReusePort() -> Int32 {
+        var fd: uv_os_fd_t = -1
+        let status = uv_fileno(base, &fd)
+        guard status == 0 else { return status }
+        var one: Int32 = 1
+        let result = setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        return result == 0 ? 0 : -errno
+    }
+
+    /// Starts listening (`uv_listen`); the delegate hears of each connection to accept.
+    func listen(backlog: Int32) -> Int32 {
+        uv_listen(pointer, backlog) { server, status in
+            StreamHandle.context(of: UnsafeMutableRawPointer(server!)).delegate?.streamConnectionIsReady(status)
+        }
+    }
+
+    /// Accepts the pending connection into `client`, a new handle of the same kind (`uv_accept`).
+    func accept(into client: StreamHandle) -> Int32 { uv_accept(pointer, client.pointer) }
+
+    /// Connects to `address` (`uv_tcp_connect`, `uv_pipe_connect`); `done` gets the status.
+    /// Returns libuv's status for the call (`done` is not called when it fails).
+    func connect(to address: SocketAddress, _ done: @escaping (Int32) -> Void) -> Int32 {
+        let request = StreamRequest<uv_connect_t>(done)
+        let callback: uv_connect_cb = { request, status in StreamRequest<uv_connect_t>.finish(request!, status: status) }
+        switch kind {
+        case .tcp:
+            let status = address.withNative { uv_tcp_connect(request.request, tcp, $0, callback) }
+            if status != 0 { request.abandon() }
+            return status
+        case .pipe:
+            uv_pipe_connect(request.request, pipe, address.path ?? "", callback)
+            return 0
+        }
+    }
+
+    // MARK: addresses and options
+
+    /// The address the handle is bound to (`getsockname`), or nil when it has none.
+    var localAddress: SocketAddress? {
+        switch kind {
+        case .tcp: return SocketAddress.reading { uv_tcp_getsockname(tcp, $0, $1) }
+        case .pipe: return SocketAddress.readingPath { uv_pipe_getsockname(pipe, $0, $1) }
+        }
+    }
+
+    /// The peer's address (`getpeername`), or nil when it has none.
+    var remoteAddress: SocketAddress? {
+        switch kind {
+        case .tcp: return SocketAddress.reading { uv_tcp_getpeername(tcp, $0, $1) }
+        case .pipe: return SocketAddress.readingPath { uv_pipe_getpeername(pipe, $0, $1) }
+        }
+    }
+
+    func setNoDelay(_ enabled: Bool) -> Int32 { uv_tcp_nodelay(tcp, enabled ? 1 : 0) }
+
+    func setKeepAlive(_ enabled: Bool, delaySeconds: UInt32) -> Int32 {
+        uv_tcp_keepalive(tcp, enabled ? 1 : 0, delaySeconds)
+    }
+}
+
+/// The Swift side of one stream handle, held (retained) in its `data` field from
+/// `StreamHandle.init` until its close callback: the delegate, the loop's read buffer, and the
+/// handle's free write requests.
+final class StreamHandleContext {
+    var delegate: (any StreamHandleDelegate)?
+    let readBuffer: StreamReadBuffer
+    private var freeWrites: [StreamWriteRequest] = []
+
+    init(readBuffer: StreamReadBuffer) {
+        self.readBuffer = readBuffer
+    }
+
+    func takeWriteRequest() -> StreamWriteRequest {
+        freeWrites.popLast() ?? StreamWriteRequest()
+    }
+
+    /// Keeps a finished request for the next write (at most a few: a burst of queued writes
+    /// leaves no more than that behind).
+    func recycle(_ request: StreamWriteRequest) {
+        if freeWrites.count < 4 { freeWrites.append(request) }
+    }
+}
+
+/// A one-shot request (`uv_connect_t`, `uv_shutdown_t`) and what its callback calls: allocated
+/// per call, retained in its `data` field until the callback, freed after it.
+final class StreamRequest<Request> {
+    let request: UnsafeMutablePointer<Request>
+    private let done: (Int32) -> Void
+
+    init(_ done: @escaping (Int32) -> Void) {
+        request = .allocate(capacity: 1)
+        UnsafeMutableRawPointer(request).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<Request>.size)
+        self.done = done
+        // Unmanaged: libuv carries the request's owner as a `void *` until its callback, which
+        // releases it (`finish`), or `abandon` when libuv refused the request.
+        UnsafeMutableRawPointer(request).assumingMemoryBound(to: uv_req_t.self).pointee.data =
+            Unmanaged.passRetained(self).toOpaque()
+    }
+
+    deinit { request.deallocate() }
+
+    /// libuv refused the request: nothing will call back.
+    func abandon() {
+        Unmanaged.passUnretained(self).release()
+    }
+
+    static func finish(_ request: UnsafeMutablePointer<Request>, status: Int32) {
+        let data = UnsafeMutableRawPointer(request).assumingMemoryBound(to: uv_req_t.self).pointee.data!
+        let owner = Unmanaged<StreamRequest<Request>>.fromOpaque(data).takeRetainedValue()
+        owner.done(status)
+    }
+}
