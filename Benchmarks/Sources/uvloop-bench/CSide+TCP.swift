@@ -8,7 +8,7 @@ extension CSide {
     static func tcpEcho(connections: Int, messageBytes: Int, n: Int) -> SessionMaker {
         return {
             let t = cp_tcp_start(Int32(connections), messageBytes)!
-            let rounds = n / connections
+            let rounds = max(1, n / connections) // at least one round trip each, whatever --n says
             return Session(run: {
                 let ns = cp_tcp_run(t, rounds)
                 return Sample(value: ns / Double(rounds * connections), ops: rounds * connections)

@@ -118,7 +118,7 @@ extension NIOSide {
                     }.wait()
                     clients.append((channel, handler))
                 }
-                let rounds = n / connections
+                let rounds = max(1, n / connections) // at least one round trip each, whatever --n says
                 return Session(run: {
                     // Reset before the first `execute`, which publishes it to the client loop.
                     finished.reset(target: connections)
@@ -251,7 +251,7 @@ extension NIOSide {
                 }
             }
 
-            let rounds = n / connections
+            let rounds = max(1, n / connections) // at least one round trip each, whatever --n says
             return Session(run: {
                 let t0 = nowNs()
                 for run in runs { run.yield(rounds) }

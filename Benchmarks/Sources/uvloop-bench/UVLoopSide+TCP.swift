@@ -11,7 +11,7 @@
 //     once every connection is established and accepted.
 //   - `run` (timed): from the harness thread, start all connections at once; each writes one
 //     `messageBytes`-byte message (`pingMessage(size:)`'s bytes: "PING", dots, "\n"), waits until
-//     as many bytes came back, and repeats, n / connections times. Wait on a semaphore for the
+//     as many bytes came back, and repeats, max(1, n / connections) times. Wait on a semaphore for the
 //     last echo; return `Sample(value: ns / Double(rounds * connections), ops: rounds * connections)`.
 //   - `close`: close every connection and the listener, then shut both loops down; nothing may
 //     outlive the session (the harness makes one session per impl and closes it after the case).
