@@ -232,11 +232,13 @@ func pad(_ s: String, _ width: Int, right: Bool = false) -> String {
     return right ? fill + s : s + fill
 }
 
-/// value / uvloop's value in the same case (so 3.00x means UVLoop is three times cheaper).
+/// value / uvloop's value in the same case (so 3.00x means UVLoop is three times cheaper). An async
+/// peer (`nio_async`) is compared with UVLoop's async row (`uvloop_async`) where the case has one.
 func ratioToUVLoop(_ r: BenchResult, in all: [BenchResult]) -> Double? {
-    guard let v = r.value,
-          let u = all.first(where: { $0.workload == r.workload && $0.n == r.n && $0.impl == "uvloop" })?.value,
-          u > 0 else { return nil }
+    let sameCase = all.filter { $0.workload == r.workload && $0.n == r.n }
+    let reference = r.impl.hasSuffix("_async") && sameCase.contains { $0.impl == "uvloop_async" }
+        ? "uvloop_async" : "uvloop"
+    guard let v = r.value, let u = sameCase.first(where: { $0.impl == reference })?.value, u > 0 else { return nil }
     return v / u
 }
 

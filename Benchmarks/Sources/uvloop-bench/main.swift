@@ -26,11 +26,18 @@ struct Counts {
     var boundAppendN = 100_000
     var latenessTicks = 100
     var latenessPeriodNs: UInt64 = 10_000_000
+    /// tcp_ping_pong: round trips of one 64-byte message over one connection.
+    var pingPongN = 20_000
+    var pingPongBytes = 64
+    /// tcp_echo_throughput: echoed 1 KiB messages in all, over 10 connections (n / 10 each).
+    var echoN = 50_000
+    var echoConnections = 10
+    var echoBytes = 1_024
 
     init(override n: Int? = nil) {
         guard let n else { return }
         postN = n; invokeN = n; timerCounts = [n]; chunkedN = n; operationsN = n; hopN = n; timerMemoryN = n
-        boundAppendN = n
+        boundAppendN = n; pingPongN = n; echoN = n
     }
 }
 
@@ -166,6 +173,23 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "uvloop", make: UVLoopSide.actorHop(n: hopN, busyPoll: .microseconds(200))),
         ImplSpec(impl: "nio", make: NIOSide.actorHop(n: hopN)),
     ]))
+    // TCP over 127.0.0.1: a server loop thread echoing, a client loop thread ping-ponging one message
+    // per connection (write it, wait for the whole echo, repeat). UVLoop's rows are pending
+    // (UVLoopSide+TCP.swift) until its TCP streams exist; the peers run meanwhile.
+    let (pingPongN, pingPongBytes) = (k.pingPongN, k.pingPongBytes)
+    cases.append(BenchCase(workload: "tcp_ping_pong", n: pingPongN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.tcpEcho(connections: 1, messageBytes: pingPongBytes, n: pingPongN)),
+        ImplSpec(impl: "nio", make: NIOSide.tcpEcho(connections: 1, messageBytes: pingPongBytes, n: pingPongN)),
+        ImplSpec(impl: "libuv_c", make: CSide.tcpEcho(connections: 1, messageBytes: pingPongBytes, n: pingPongN)),
+    ]))
+    let (echoN, echoConnections, echoBytes) = (k.echoN, k.echoConnections, k.echoBytes)
+    cases.append(BenchCase(workload: "tcp_echo_throughput", n: echoN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.tcpEcho(connections: echoConnections, messageBytes: echoBytes, n: echoN)),
+        ImplSpec(impl: "uvloop_async", make: UVLoopSide.tcpEchoAsync(connections: echoConnections, messageBytes: echoBytes, n: echoN)),
+        ImplSpec(impl: "nio", make: NIOSide.tcpEcho(connections: echoConnections, messageBytes: echoBytes, n: echoN)),
+        ImplSpec(impl: "nio_async", make: NIOSide.tcpEchoAsync(connections: echoConnections, messageBytes: echoBytes, n: echoN)),
+        ImplSpec(impl: "libuv_c", make: CSide.tcpEcho(connections: echoConnections, messageBytes: echoBytes, n: echoN)),
+    ]))
     cases.append(BenchCase(workload: "idle_cpu", n: 1, unit: "cpu ns/s", impls: [
         ImplSpec(impl: "uvloop", make: UVLoopSide.idle()),
         ImplSpec(impl: "nio", make: NIOSide.idle()),
@@ -187,6 +211,8 @@ struct Target: Sendable {
     let issue: Int
     let workload: String
     let text: String
+    /// The UVLoop row the target judges ("uvloop", or e.g. "uvloop_async").
+    var impl = "uvloop"
     /// nil: cannot be judged (an impl is pending or missing); else (holds, measured figure).
     let check: @Sendable ([BenchResult]) -> (Bool, String)?
 }
@@ -199,26 +225,30 @@ func allocs(_ rs: [BenchResult], _ w: String, _ n: Int, _ impl: String) -> Doubl
     rs.first { $0.workload == w && $0.n == n && $0.impl == impl }?.allocsPerOp
 }
 
-/// peer / uvloop >= factor.
-func faster(_ issue: Int, _ w: String, _ n: Int, _ peer: String, _ factor: Double, _ text: String) -> Target {
-    Target(issue: issue, workload: w, text: text) { rs in
-        guard let u = value(rs, w, n, "uvloop"), let p = value(rs, w, n, peer), u > 0 else { return nil }
-        return (p / u >= factor, "\(peer)/uvloop = \(fixed(p / u, 2))x")
+/// peer / impl >= factor (impl: a UVLoop row, "uvloop" unless given). nil while either row is
+/// pending or failed.
+func faster(_ issue: Int, _ w: String, _ n: Int, _ peer: String, _ factor: Double, _ text: String,
+            impl: String = "uvloop") -> Target {
+    Target(issue: issue, workload: w, text: text, impl: impl) { rs in
+        guard let u = value(rs, w, n, impl), let p = value(rs, w, n, peer), u > 0 else { return nil }
+        return (p / u >= factor, "\(peer)/\(impl) = \(fixed(p / u, 2))x")
     }
 }
 
-/// uvloop / peer <= factor.
-func within(_ issue: Int, _ w: String, _ n: Int, _ peer: String, _ factor: Double, _ text: String) -> Target {
-    Target(issue: issue, workload: w, text: text) { rs in
-        guard let u = value(rs, w, n, "uvloop"), let p = value(rs, w, n, peer), p > 0 else { return nil }
-        return (u / p <= factor, "uvloop/\(peer) = \(fixed(u / p, 2))x")
+/// impl / peer <= factor (impl: a UVLoop row, "uvloop" unless given).
+func within(_ issue: Int, _ w: String, _ n: Int, _ peer: String, _ factor: Double, _ text: String,
+            impl: String = "uvloop") -> Target {
+    Target(issue: issue, workload: w, text: text, impl: impl) { rs in
+        guard let u = value(rs, w, n, impl), let p = value(rs, w, n, peer), p > 0 else { return nil }
+        return (u / p <= factor, "\(impl)/\(peer) = \(fixed(u / p, 2))x")
     }
 }
 
-func allocsAtMost(_ issue: Int, _ w: String, _ n: Int, _ limit: Double, _ text: String) -> Target {
-    Target(issue: issue, workload: w, text: text) { rs in
-        guard let a = allocs(rs, w, n, "uvloop") else { return nil }
-        return (a <= limit + 0.005, "uvloop allocs/op = \(fixed(a, 2))")
+func allocsAtMost(_ issue: Int, _ w: String, _ n: Int, _ limit: Double, _ text: String,
+                  impl: String = "uvloop") -> Target {
+    Target(issue: issue, workload: w, text: text, impl: impl) { rs in
+        guard let a = allocs(rs, w, n, impl) else { return nil }
+        return (a <= limit + 0.005, "\(impl) allocs/op = \(fixed(a, 2))")
     }
 }
 
@@ -232,6 +262,7 @@ func valueAtMost(_ issue: Int, _ w: String, _ n: Int, _ limit: Double, _ unit: S
 let standard = Counts()
 let postN = standard.postN, chunkedN = standard.chunkedN, operationsN = standard.operationsN
 let hopN = standard.hopN, timerMemoryN = standard.timerMemoryN
+let pingPongN = standard.pingPongN, echoN = standard.echoN
 
 let targets: [Target] = [
     faster(2, "post_cross_thread", postN, "nio", 2, "post 1M closures from another thread >= 2x faster than NIO execute"),
@@ -274,6 +305,15 @@ let targets: [Target] = [
     faster(5, "operations", operationsN, "dispatch", 2, "... and of DispatchQueue.global + DispatchGroup"),
     faster(7, "actor_hop", hopN, "nio", 2, "actor hop onto the loop and back >= 2x faster than on NIO's executor"),
     faster(7, "actor_hop_busy_poll", hopN, "nio", 2, "... with the loop's opt-in busy polling (200 us)"),
+    // "uvloop >= 0.8x libuv_c": libuv_c/uvloop >= 0.8, i.e. UVLoop at most 1.25x the raw C time.
+    faster(21, "tcp_ping_pong", pingPongN, "libuv_c", 0.8, "TCP ping-pong (64 B, one connection): >= 0.8x raw C libuv's speed"),
+    faster(21, "tcp_ping_pong", pingPongN, "nio", 1.5, "... and >= 1.5x faster than NIO channel handlers"),
+    allocsAtMost(21, "tcp_ping_pong", pingPongN, 1, "... at most 1 allocation per round trip (client and server)"),
+    faster(21, "tcp_echo_throughput", echoN, "libuv_c", 0.8, "TCP echo (10 connections, 1 KiB): >= 0.8x raw C libuv's speed"),
+    faster(21, "tcp_echo_throughput", echoN, "nio", 1.5, "... and >= 1.5x faster than NIO channel handlers"),
+    faster(21, "tcp_echo_throughput", echoN, "nio_async", 1, "... async face no slower than NIOAsyncChannel",
+           impl: "uvloop_async"),
+    allocsAtMost(21, "tcp_echo_throughput", echoN, 1, "... at most 1 allocation per echoed message (client and server)"),
 ]
 
 func printTargets(_ rs: [BenchResult]) {
@@ -282,8 +322,8 @@ func printTargets(_ rs: [BenchResult]) {
         let verdict: String
         if let (ok, figure) = t.check(rs) {
             verdict = (ok ? "holds   " : "MISSES  ") + figure
-        } else if let f = rs.first(where: { $0.workload == t.workload && $0.impl == "uvloop" && $0.failure != nil }) {
-            verdict = "NOT MEASURED  uvloop failed: \(f.failure!)"
+        } else if let f = rs.first(where: { $0.workload == t.workload && $0.impl == t.impl && $0.failure != nil }) {
+            verdict = "NOT MEASURED  \(t.impl) failed: \(f.failure!)"
         } else {
             verdict = "pending / not measured"
         }
