@@ -13,6 +13,7 @@ let package = Package(
         // libuvloop.so: UVLoop and its C API as one shared library (scripts/install-c-api).
         .library(name: "uvloop", type: .dynamic, targets: ["UVLoopC"]),
         .executable(name: "uvloop-demo", targets: ["uvloop-demo"]),
+        .executable(name: "uvloop-echo", targets: ["uvloop-echo"]),
     ],
     targets: [
         .systemLibrary(
@@ -28,6 +29,7 @@ let package = Package(
         .target(name: "CUVLoop", dependencies: ["CLibUV"]),
         .target(name: "UVLoopC", dependencies: ["UVLoop", "CUVLoop", "CLibUV"]),
         .executableTarget(name: "uvloop-demo", dependencies: ["UVLoop", "UVOperations", "UVEvents", "UVLoopC", "CUVLoop", "CLibUV"]),
+        .executableTarget(name: "uvloop-echo", dependencies: ["UVLoop"]),
         .executableTarget(name: "uvloop-misuse", dependencies: ["UVLoop", "UVEvents", "CLibUV"]),
         .target(name: "UVTestSupport", dependencies: ["UVLoop"], path: "Tests/UVTestSupport"),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
