@@ -73,6 +73,42 @@ final class StreamLifecycleTests: XCTestCase {
         XCTAssertThrowsError(try client!.write([1])) { XCTAssertEqual($0 as? LoopError, .detached) }
     }
 
+    /// A detach asked for inside a read callback waits for the callback to return (the read's
+    /// bytes are still lent to it), then closes every stream, as inside the loop's own callbacks.
+    func testDetachInsideAReadCallbackFinishesWhenTheCallbackReturns() throws {
+        let cLoop = makeCLoop()
+        defer { cLoop.deallocate() }
+        let loop = try Loop.adopt(cLoop)
+        var server: StreamConnection?
+        let listener = try loop.listen(on: loopback()) { result in server = try? result.get() }
+        var client: StreamConnection?
+        try loop.connect(to: listener.localAddress) { client = try? $0.get() }
+        var turns = 0
+        while (client == nil || server == nil) && turns < 100_000 {
+            _ = uv_run(cLoop, UV_RUN_NOWAIT)
+            turns += 1
+        }
+        var seen: [String] = []
+        try server!.startReading { connection, read in
+            guard case .bytes(let bytes) = read else {
+                seen.append("end")
+                return
+            }
+            try? loop.detach()
+            seen.append("read \(String(decoding: bytes, as: UTF8.self)) after detach, open: \(connection.isOpen)")
+        }
+        try client!.write(Array("last".utf8))
+        turns = 0
+        while seen.isEmpty && turns < 100_000 {
+            _ = uv_run(cLoop, UV_RUN_NOWAIT)
+            turns += 1
+        }
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(seen.first, "read last after detach, open: true", "the callback finished first")
+        XCTAssertFalse(loop.isAcceptingWork)
+        XCTAssertEqual(uv_loop_close(cLoop), 0, "the detach closed every stream once the callback returned")
+    }
+
     func testAsyncWaitersFailWithShutDown() async throws {
         let thread = try Loop.startThread()
         let loop = thread.loop

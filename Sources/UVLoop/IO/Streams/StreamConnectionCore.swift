@@ -109,6 +109,12 @@ final class StreamConnectionCore: StreamHandleDelegate {
     }
 
     func streamDidRead(_ bytes: UnsafeRawBufferPointer) {
+        // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
+        // it returns, and work it queued gets the idle handle it needs.
+        loop.confined.value.runIOCallback { handleDidRead(bytes) }
+    }
+
+    private func handleDidRead(_ bytes: UnsafeRawBufferPointer) {
         switch readMode {
         case .callback:
             if let handler = readHandler, let connection { handler(connection, .bytes(bytes)) }
@@ -129,6 +135,12 @@ final class StreamConnectionCore: StreamHandleDelegate {
     }
 
     func streamReadDidEnd(_ status: Int32) {
+        // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
+        // it returns, and work it queued gets the idle handle it needs.
+        loop.confined.value.runIOCallback { handleReadDidEnd(status) }
+    }
+
+    private func handleReadDidEnd(_ status: Int32) {
         isReading = false
         let end: ReadEnd = status == UV_EOF.rawValue ? .end : .failed(.libuv(status, "read"))
         readEnd = end
@@ -223,6 +235,12 @@ final class StreamConnectionCore: StreamHandleDelegate {
     }
 
     func streamWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {
+        // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
+        // it returns, and work it queued gets the idle handle it needs.
+        loop.confined.value.runIOCallback { handleWriteDidFinish(byteCount: byteCount, completion: completion, status: status) }
+    }
+
+    private func handleWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {
         queuedWriteBytes -= byteCount
         runFinishedCompletions()
         var error: LoopError?

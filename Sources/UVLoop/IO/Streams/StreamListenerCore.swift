@@ -55,6 +55,12 @@ final class StreamListenerCore: StreamHandleDelegate {
     }
 
     func streamConnectionIsReady(_ status: Int32) {
+        // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
+        // it returns, and work it queued gets the idle handle it needs.
+        loop.confined.value.runIOCallback { handleConnectionIsReady(status) }
+    }
+
+    private func handleConnectionIsReady(_ status: Int32) {
         guard status == 0 else { return deliver(.failure(.libuv(status, "accept"))) }
         if handler == nil, accepted.count - acceptedHead >= Self.acceptQueueLimit {
             // libuv stops watching the socket until the connection is accepted.
