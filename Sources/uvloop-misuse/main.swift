@@ -46,6 +46,20 @@ let cases: [String: () throws -> Void] = [
         try holder.loop.withLock { try $0!.post {} }
         onAnotherThread { holder.release() }
     },
+    "listen-off-thread": {
+        let loop = try Loop()
+        let address = try SocketAddress(ip: "127.0.0.1", port: 0)
+        onAnotherThread { _ = try? loop.listen(on: address) { _ in } }
+    },
+    "start-reading-without-a-handler": {
+        let loop = try Loop()
+        var accepted: StreamConnection?
+        let listener = try loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0)) { accepted = try? $0.get() }
+        var client: StreamConnection?
+        try loop.connect(to: listener.localAddress) { client = try? $0.get() }
+        while accepted == nil || client == nil { try loop.runOnce() }
+        try accepted!.startReading()
+    },
     "adopted-loop-run-by-another-thread": {
         let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
         uv_loop_init(cLoop)
