@@ -20,19 +20,31 @@ func runGroupsAndMetricsSection() throws {
     print("  any() on one of the group's threads is that thread's own loop: \(own)")
 
     // One listener per loop on the same port (SO_REUSEPORT): the kernel spreads connections.
-    var port = 0
-    var listeners: [StreamListener] = []
-    for loop in group.loops {
-        let chosen = port
-        listeners.append(try loop.invoke { () throws(LoopError) -> StreamListener in
-            try loop.listen(on: SocketAddress(ip: "127.0.0.1", port: chosen), reusePort: true) { accepted in
-                if case .success(let connection) = accepted { connection.close() }
-            }
-        })
-        port = listeners.last?.localAddress.port ?? 0   // the first picks a port, the others join it
+    let accepts = NativeMutex<[Int]>([0, 0])
+    let loops = group.loops
+    let listeners = try group.listen(on: SocketAddress(ip: "127.0.0.1", port: 0)) { accepted in
+        guard case .success(let connection) = accepted else { return }
+        let index = loops.firstIndex { $0 === connection.loop } ?? 0
+        accepts.withLock { $0[index] += 1 }
+        connection.close()
     }
-    print("  \(listeners.count) listeners, one per loop, share port \(port)")
-    for (loop, listener) in zip(group.loops, listeners) { try loop.invoke { listener.close() } }
+    let port = listeners[0].localAddress.port ?? 0
+    let clients = try Loop.startThread(name: "clients")
+    let connected = ThreadEvent()
+    try clients.loop.invoke {
+        let left = LoopBound(20, loop: clients.loop)
+        for _ in 0..<20 {
+            try? clients.loop.connect(to: listeners[0].localAddress) { _ in
+                left.value -= 1
+                if left.value == 0 { connected.signal() }
+            }
+        }
+    }
+    connected.wait()
+    while accepts.withLock({ $0.reduce(0, +) }) < 20 { try loops[0].invoke {}; try loops[1].invoke {} }
+    try clients.shutdown()
+    print("  group.listen: \(listeners.count) listeners share port \(port); the kernel spread 20 connections as \(accepts.withLock { $0 }) over the loops")
+    for listener in listeners { listener.close() }
 
     let loop = group.loops[0]
     let stalls = NativeMutex<[LoopStall]>([])

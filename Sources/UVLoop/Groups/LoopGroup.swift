@@ -26,7 +26,7 @@ public final class LoopGroup: Sendable {
     public let loops: [Loop]
     private let threads: [LoopThread]
     /// The loops' thread numbers, parallel to `loops`: what ``any()`` compares the caller's with.
-    private let threadNumbers: [UInt]
+    let threadNumbers: [UInt]
     private let nextIndex = Atomic<Int>(0)
 
     /// The number of loops a group has by default: the number of cores this process may use
