@@ -115,3 +115,26 @@ final class StreamsExamples: XCTestCase {
         try thread.shutdown()
     }
 }
+
+/// `Loop.connect(host:port:_:)`'s example, run for real.
+final class ConnectByNameExamples: XCTestCase {
+    func testConnectByNameWithCallbacks() throws {
+        let loop = try Loop()
+        var accepted = false
+        let listener = try loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0)) { _ in accepted = true }
+        let port = listener.localAddress.port!
+        // docs:begin connect-by-name
+        try loop.connect(host: "localhost", port: port) { result in
+            guard case .success(let connection) = result else { return }
+            try? connection.write(Array("hello".utf8))
+        }
+        // docs:end
+        var turns = 0
+        while !accepted && turns < 1_000_000 {
+            try loop.runOnce()
+            turns += 1
+        }
+        XCTAssertTrue(accepted)
+        loop.shutdown()
+    }
+}

@@ -68,6 +68,39 @@ final class NameResolutionTests: XCTestCase {
         XCTAssertEqual(error, .shutDown)
     }
 
+    func testConnectByNameWithCallbacksTriesTheAddressesInOrder() throws {
+        let loop = try Loop()
+        var accepted: StreamConnection?
+        let listener = try loop.listen(on: loopback()) { accepted = try? $0.get() }
+        let port = listener.localAddress.port!
+        var connected: Result<StreamConnection, LoopError>?
+        try loop.connect(host: "127.0.0.1", port: port) { connected = $0 }
+        var turns = 0
+        while (connected == nil || accepted == nil) && turns < 1_000_000 {
+            try loop.runOnce()
+            turns += 1
+        }
+        XCTAssertEqual(try connected?.get().remoteAddress, listener.localAddress)
+
+        listener.close()
+        var refused: Result<StreamConnection, LoopError>?
+        try loop.connect(host: "127.0.0.1", port: port) { refused = $0 }
+        turns = 0
+        while refused == nil && turns < 1_000_000 {
+            try loop.runOnce()
+            turns += 1
+        }
+        guard case .failure(.libuv(_, let code)) = refused else { return XCTFail("\(String(describing: refused))") }
+        XCTAssertEqual(code, UV_ECONNREFUSED.rawValue)
+
+        var cancelled = false
+        let lookup = try loop.connect(host: "localhost", port: port) { _ in cancelled = true }
+        XCTAssertTrue(lookup.cancel())
+        try loop.runUntilIdle()
+        XCTAssertFalse(cancelled, "a cancelled lookup ends the attempt")
+        loop.shutdown()
+    }
+
     func testAsyncResolveAndConnectByName() async throws {
         let thread = try Loop.startThread()
         let loop = thread.loop

@@ -81,6 +81,62 @@ extension Loop {
         }
     }
 
+    /// Connects to `host`, trying its addresses (``resolve(host:port:_:)``) in order until one
+    /// accepts, and calls `completion` on the loop's thread with the connection or the reason it
+    /// failed. Loop thread only.
+    ///
+    /// ```swift
+    /// try loop.connect(host: "localhost", port: port) { result in
+    ///     guard case .success(let connection) = result else { return }
+    ///     try? connection.write(Array("hello".utf8))
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - host: a host name or an IP literal.
+    ///   - port: 0 through 65535.
+    ///   - completion: gets the connection, a lookup error, or the last address's connect error
+    ///     (``LoopError/libuv(function:code:)`` with `UV_ECONNREFUSED`, say).
+    /// - Returns: the name lookup: cancelling it before it completes ends the attempt (`completion`
+    ///   does not run); once the lookup is done, the connects that follow run to their end.
+    /// - Throws: like ``resolve(host:port:_:)``; `completion` does not run then.
+    @discardableResult
+    public func connect(
+        host: String, port: Int, _ completion: @escaping (Result<StreamConnection, LoopError>) -> Void
+    ) throws(LoopError) -> NameLookup {
+        preconditionOnLoopThread("Loop.connect(host:port:_:)")
+        return try resolve(host: host, port: port) { [self] resolved in
+            switch resolved {
+            case .failure(let error): completion(.failure(error))
+            case .success(let addresses): connect(toFirstOf: addresses[...], completion)
+            }
+        }
+    }
+
+    /// Connects to the first of `addresses` that accepts; `completion` gets the last error when
+    /// none does.
+    private func connect(
+        toFirstOf addresses: ArraySlice<SocketAddress>, lastError: LoopError? = nil,
+        _ completion: @escaping (Result<StreamConnection, LoopError>) -> Void
+    ) {
+        guard let address = addresses.first else {
+            return completion(.failure(lastError ?? .libuv(UV_EAI_NONAME.rawValue, "getaddrinfo")))
+        }
+        do {
+            _ = try startConnect(to: address) { [self] result in
+                switch result {
+                case .success: completion(result)
+                case .failure(let error):
+                    // The loop closing ends the attempt; a refused address moves on to the next.
+                    if error == .shutDown || error == .detached { return completion(result) }
+                    connect(toFirstOf: addresses.dropFirst(), lastError: error, completion)
+                }
+            }
+        } catch {
+            if error == .shutDown || error == .detached { return completion(.failure(error)) }
+            connect(toFirstOf: addresses.dropFirst(), lastError: error, completion)
+        }
+    }
+
     /// Connects to `host`, trying its addresses (``resolve(host:port:)``) in order until one
     /// accepts. Callable from any task.
     /// - Parameters:
