@@ -58,6 +58,22 @@ let package = Package(
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]
         ),
+        // The code shown in README.md and in the doc comments, as marked regions
+        // (scripts/check-doc-examples checks that the text shown is the text tested).
+        .testTarget(
+            name: "UVIntegrationsDocumentationTests",
+            dependencies: [
+                "UVLoopServiceLifecycle",
+                "UVLoopMetrics",
+                .product(name: "UVLoop", package: "UVLoop"),
+                .product(name: "UVLoopTesting", package: "UVLoop"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,10 +9,8 @@ import UVLoop
 ///
 /// ```swift
 /// let loops = try LoopGroup(loopCount: 2)
-/// let serviceGroup = ServiceGroup(
-///     services: [LoopGroupService(loops), Application(loops: loops)],
-///     logger: Logger(label: "app"))
-/// try await serviceGroup.run()   // returns once every service, the loops last, has stopped
+/// let serviceGroup = ServiceGroup(services: [LoopGroupService(loops), server], logger: logger)
+/// try await serviceGroup.run(watchingSignalsOn: loops.loops[0])   // until SIGTERM or SIGINT
 /// ```
 ///
 /// ``run()`` waits until the service group triggers graceful shutdown or cancels the service's

@@ -7,7 +7,8 @@ import UVLoop
 ///
 /// ```swift
 /// let thread = try Loop.startThread(name: "io")
-/// let serviceGroup = ServiceGroup(services: [LoopThreadService(thread)], logger: Logger(label: "app"))
+/// let serviceGroup = ServiceGroup(services: [LoopThreadService(thread), server], logger: logger)
+/// try await serviceGroup.run(watchingSignalsOn: thread.loop)   // until SIGTERM or SIGINT
 /// ```
 ///
 /// It behaves as ``LoopGroupService`` does for a group of one loop.

@@ -9,8 +9,8 @@ extension ServiceGroup {
     ///
     /// ```swift
     /// let loops = try LoopGroup(loopCount: 2)
-    /// let serviceGroup = ServiceGroup(services: [LoopGroupService(loops)], logger: Logger(label: "app"))
-    /// try await serviceGroup.run(watchingSignalsOn: loops.loops[0])   // SIGTERM or SIGINT: graceful shutdown
+    /// let serviceGroup = ServiceGroup(services: [LoopGroupService(loops), server], logger: logger)
+    /// try await serviceGroup.run(watchingSignalsOn: loops.loops[0])   // until SIGTERM or SIGINT
     /// ```
     ///
     /// Configure the service group itself with no signals (its default), so that one handler
