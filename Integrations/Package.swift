@@ -40,10 +40,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A C program's side of an adopted loop (it owns and runs the uv_loop_t), for the tests.
+        .target(name: "CHostLoop", path: "Tests/CHostLoop", linkerSettings: [.linkedLibrary("uv")]),
         .testTarget(
             name: "UVLoopMetricsTests",
             dependencies: [
                 "UVLoopMetrics",
+                "CHostLoop",
                 .product(name: "UVLoop", package: "UVLoop"),
                 .product(name: "UVLoopTesting", package: "UVLoop"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

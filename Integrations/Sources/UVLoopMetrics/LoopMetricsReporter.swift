@@ -40,8 +40,11 @@ import UVLoop
 /// ## Threads and lifetime
 /// Each loop samples itself, on its own thread, so a report never waits for a busy loop.
 /// Create, ``report()`` and ``stop()`` from any thread. Reporting stops at ``stop()``, when the
-/// reporter is released, or when a loop shuts down (for that loop). The timers are the loop's
-/// ordinary timers: on a loop adopted from C code they do not keep the owner's loop running.
+/// reporter is released, or when a loop shuts down or is detached (for that loop). The reporter's
+/// timers are the loop's ordinary timers: on a loop adopted from C code, like any armed UVLoop
+/// timer, they keep the owner's `uv_run(loop, UV_RUN_DEFAULT)` turning until ``stop()`` or
+/// ``UVLoop/Loop/detach()``, and they leave nothing behind that would keep `uv_loop_close` from
+/// returning 0.
 public final class LoopMetricsReporter: Sendable {
     /// The loops reported on, in the order of their names.
     public let loops: [Loop]

@@ -163,3 +163,43 @@ final class LoopMetricsReporterTests: XCTestCase {
         }
     }
 }
+
+import CHostLoop
+
+/// The reporter on a loop that C code owns and runs.
+final class AdoptedLoopMetricsReporterTests: XCTestCase {
+    func testTheReporterKeepsTheOwnersLoopTurningUntilStoppedAndLeavesNothingBehind() throws {
+        let host = try XCTUnwrap(chostloop_new())
+        let metrics = TestMetrics()
+        let loop = try Loop.adopt(host)
+        let reporter = try LoopMetricsReporter(
+            loop: loop, name: "host", interval: .seconds(3600), delayResolution: .seconds(60), factory: metrics)
+        _ = chostloop_run_nowait(host)
+        XCTAssertEqual(chostloop_alive(host), 1, "armed timers keep the owner's loop turning, as documented")
+
+        try reporter.report()   // on the owner's thread: inline
+        XCTAssertEqual(try metrics.expectGauge("uvloop_waiting_timers", [("loop", "host")]).values.count, 1)
+        XCTAssertGreaterThan(try metrics.expectCounter("uvloop_iterations", [("loop", "host")]).totalValue, 0)
+
+        reporter.stop()
+        _ = chostloop_run_nowait(host)
+        XCTAssertEqual(chostloop_alive(host), 0, "once stopped, nothing of the reporter's keeps the owner's loop alive")
+
+        try loop.detach()
+        _ = chostloop_run_nowait(host)
+        XCTAssertEqual(chostloop_close(host), 0, "no UV_EBUSY: the reporter left nothing on the loop")
+        XCTAssertThrowsError(try reporter.report()) { XCTAssertEqual($0 as? LoopError, .detached) }
+    }
+
+    func testDetachingEndsTheReportsAndLetsTheOwnerCloseItsLoop() throws {
+        let host = try XCTUnwrap(chostloop_new())
+        let loop = try Loop.adopt(host)
+        let reporter = try LoopMetricsReporter(loop: loop, interval: .seconds(3600), factory: TestMetrics())
+        _ = chostloop_run_nowait(host)
+        try loop.detach()   // without stop(): the detach cancels the reporter's timers
+        _ = chostloop_run_nowait(host)
+        XCTAssertEqual(chostloop_alive(host), 0)
+        XCTAssertEqual(chostloop_close(host), 0)
+        reporter.stop()   // harmless once detached
+    }
+}
