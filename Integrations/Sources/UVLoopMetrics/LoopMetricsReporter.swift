@@ -1,7 +1,7 @@
 import CoreMetrics
 import UVLoop
 
-/// Reports a loop's (or a loop group's) ``UVLoop/LoopMetrics`` and event-loop delay through
+/// Reports a loop's (or a loop group's) `LoopMetrics` and event-loop delay through
 /// swift-metrics, every `interval`, from a repeating timer on each loop.
 ///
 /// ```swift
@@ -13,7 +13,7 @@ import UVLoop
 ///
 /// ## Metrics
 /// Each metric has the dimension `loop`: the name given to ``init(loop:name:interval:delayResolution:labelPrefix:dimensions:factory:)``,
-/// or the loop's index in ``UVLoop/LoopGroup/loops`` for a group (`"0"`, `"1"`, ...), followed by
+/// or the loop's index in `LoopGroup.loops` for a group (`"0"`, `"1"`, ...), followed by
 /// the `dimensions` given. Labels start with `labelPrefix` (`uvloop` by default):
 ///
 /// | label | kind | value |
@@ -33,7 +33,7 @@ import UVLoop
 ///
 /// The counters count from the loop's first turn: the first report adds everything the loop
 /// did before the reporter started. The waiting figures are those of the turn before the report
-/// (see ``UVLoop/LoopMetrics``). The delay gauges come from a ``UVLoop/LoopDelayMonitor`` the
+/// (see `LoopMetrics`). The delay gauges come from a `LoopDelayMonitor` the
 /// reporter starts on each loop (unless `delayResolution` is `nil`), emptied at each report;
 /// they are not updated after an interval without samples.
 ///
@@ -43,7 +43,7 @@ import UVLoop
 /// reporter is released, or when a loop shuts down or is detached (for that loop). The reporter's
 /// timers are the loop's ordinary timers: on a loop adopted from C code, like any armed UVLoop
 /// timer, they keep the owner's `uv_run(loop, UV_RUN_DEFAULT)` turning until ``stop()`` or
-/// ``UVLoop/Loop/detach()``, and they leave nothing behind that would keep `uv_loop_close` from
+/// `Loop.detach()`, and they leave nothing behind that would keep `uv_loop_close` from
 /// returning 0.
 public final class LoopMetricsReporter: Sendable {
     /// The loops reported on, in the order of their names.
@@ -61,13 +61,13 @@ public final class LoopMetricsReporter: Sendable {
     ///   - interval: the time between two reports, on the loop's clock (a manual clock's loop
     ///     reports as a test advances its time); at least 1 millisecond.
     ///   - delayResolution: the time between two samples of the event-loop delay (see
-    ///     ``UVLoop/Loop/monitorDelay(resolution:)``), or `nil` to report no delay.
+    ///     `Loop.monitorDelay(resolution:)`), or `nil` to report no delay.
     ///   - labelPrefix: the start of each metric's label.
     ///   - dimensions: dimensions added to every metric, after `loop`.
     ///   - factory: the metrics backend; the one `MetricsSystem.bootstrap(_:)` installed by default.
-    /// - Throws: ``UVLoop/LoopError/invalidArgument(_:)`` for an interval below 1 millisecond or
-    ///   a delay resolution below 1 microsecond; ``UVLoop/LoopError/shutDown`` (or
-    ///   ``UVLoop/LoopError/detached``) when the loop no longer accepts work.
+    /// - Throws: `LoopError.invalidArgument` for an interval below 1 millisecond or
+    ///   a delay resolution below 1 microsecond; `LoopError.shutDown` (or
+    ///   `LoopError.detached`) when the loop no longer accepts work.
     public convenience init(
         loop: Loop, name: String = "0", interval: Duration = .seconds(10),
         delayResolution: Duration? = .milliseconds(10), labelPrefix: String = "uvloop",
@@ -79,7 +79,7 @@ public final class LoopMetricsReporter: Sendable {
     }
 
     /// Starts reporting the metrics of every loop of `group` every `interval`, each loop on its
-    /// own thread, with its index in ``UVLoop/LoopGroup/loops`` as its `loop` dimension.
+    /// own thread, with its index in `LoopGroup.loops` as its `loop` dimension.
     ///
     /// - Parameters:
     ///   - group: the loops to report on.
@@ -134,10 +134,10 @@ public final class LoopMetricsReporter: Sendable {
     /// returns once the figures are recorded. The regular reports keep their schedule.
     ///
     /// On a loop's own thread that loop is sampled inline; the other loops are asked and waited
-    /// for, as ``UVLoop/Loop/invoke(_:)-63lio`` does.
-    /// - Throws: ``UVLoop/LoopError/shutDown`` (or ``UVLoop/LoopError/detached``) when a loop no
+    /// for, as `Loop.invoke(_:)` does.
+    /// - Throws: `LoopError.shutDown` (or `LoopError.detached`) when a loop no
     ///   longer accepts work (the loops before it are reported);
-    ///   ``UVLoop/LoopError/wouldDeadlock(operation:)`` when waiting for a loop would deadlock.
+    ///   `LoopError.wouldDeadlock` when waiting for a loop would deadlock.
     public func report() throws(LoopError) {
         for sampler in samplers {
             try sampler.loop.invoke { sampler.sample() }

@@ -1,7 +1,7 @@
 import ServiceLifecycle
 import UVLoop
 
-/// A ``UVLoop/LoopGroup`` as a swift-service-lifecycle `Service`: its loops run while the
+/// A `LoopGroup` as a swift-service-lifecycle `Service`: its loops run while the
 /// service group runs, and shut down gracefully when the service group shuts down.
 ///
 /// Add it to a `ServiceGroup` before the services that use the loops: a service group shuts its
@@ -15,7 +15,7 @@ import UVLoop
 ///
 /// ``run()`` waits until the service group triggers graceful shutdown or cancels the service's
 /// task; then it shuts every loop down gracefully (each runs what was posted before, cancels its
-/// timers and closes its handles, see ``UVLoop/LoopGroup/shutdown()``) and returns once their
+/// timers and closes its handles, see `LoopGroup.shutdown()`) and returns once their
 /// threads have ended. While it runs, each loop holds one timer that never fires: the service
 /// learns through it when a loop ends on its own.
 public struct LoopGroupService: Service, CustomStringConvertible {
@@ -33,8 +33,8 @@ public struct LoopGroupService: Service, CustomStringConvertible {
     ///
     /// Waiting for the threads happens off Swift's cooperative thread pool. Call it once, as a
     /// service group does.
-    /// - Throws: ``UVLoop/LoopError/shutDown`` when one of the loops shut down although the
-    ///   service group had not asked it to (someone called ``UVLoop/Loop/shutdown()``), after
+    /// - Throws: `LoopError.shutDown` when one of the loops shut down although the
+    ///   service group had not asked it to (someone called `Loop.shutdown()`), after
     ///   shutting the others down: a service group then stops the other services too.
     public func run() async throws {
         let group = self.group

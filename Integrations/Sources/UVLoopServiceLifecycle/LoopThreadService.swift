@@ -1,7 +1,7 @@
 import ServiceLifecycle
 import UVLoop
 
-/// A ``UVLoop/LoopThread`` (one loop on a thread of its own) as a swift-service-lifecycle
+/// A `LoopThread` (one loop on a thread of its own) as a swift-service-lifecycle
 /// `Service`: the loop runs while the service group runs, and shuts down gracefully when the
 /// service group shuts down.
 ///
@@ -25,7 +25,7 @@ public struct LoopThreadService: Service, CustomStringConvertible {
     /// Waits until the service group triggers graceful shutdown or cancels this task, then shuts
     /// the loop down gracefully and waits for its thread to end (off Swift's cooperative thread
     /// pool). Call it once, as a service group does.
-    /// - Throws: ``UVLoop/LoopError/shutDown`` when the loop shut down although the service group
+    /// - Throws: `LoopError.shutDown` when the loop shut down although the service group
     ///   had not asked it to.
     public func run() async throws {
         let thread = self.thread

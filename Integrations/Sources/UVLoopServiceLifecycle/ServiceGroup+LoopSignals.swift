@@ -4,7 +4,7 @@ import UVLoop
 extension ServiceGroup {
     /// Runs the service group, shutting it down gracefully when the process receives one of
     /// `gracefulShutdownSignals` and cancelling it on one of `cancellationSignals`: the signals
-    /// are watched on `loop` (``UVLoop/Loop/signals(_:keepsOwnerLoopAlive:)``), not by the service
+    /// are watched on `loop` (`Loop.signals(_:keepsOwnerLoopAlive:)`), not by the service
     /// group's own signal handling.
     ///
     /// ```swift
@@ -16,7 +16,7 @@ extension ServiceGroup {
     /// Configure the service group itself with no signals (its default), so that one handler
     /// owns each signal. The watches are open before the services start, and they stay open
     /// until the service group's run ends (or `loop` shuts down, which ends them): while they are
-    /// open, the signals no longer end the process (see ``UVLoop/SignalWatch``). A graceful
+    /// open, the signals no longer end the process (see `SignalWatch`). A graceful
     /// shutdown signal that arrives again while the services stop changes nothing; send a
     /// cancellation signal to cut the shutdown short.
     ///
@@ -27,8 +27,8 @@ extension ServiceGroup {
     ///   - gracefulShutdownSignals: the signals that trigger the service group's graceful
     ///     shutdown (`triggerGracefulShutdown()`): `SIGTERM` and `SIGINT` by default.
     ///   - cancellationSignals: the signals that cancel the service group's run; none by default.
-    /// - Throws: what the service group's `run()` throws; ``UVLoop/LoopError/invalidArgument(_:)``
-    ///   for a signal that cannot be watched, and ``UVLoop/LoopError/shutDown`` when `loop` no
+    /// - Throws: what the service group's `run()` throws; `LoopError.invalidArgument`
+    ///   for a signal that cannot be watched, and `LoopError.shutDown` when `loop` no
     ///   longer accepts work, in which cases no service was started.
     public nonisolated func run(
         watchingSignalsOn loop: Loop,
