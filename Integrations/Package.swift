@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "UVLoopServiceLifecycle", targets: ["UVLoopServiceLifecycle"]),
         .library(name: "UVLoopMetrics", targets: ["UVLoopMetrics"]),
+        .executable(name: "uvloop-integrations-demo", targets: ["uvloop-integrations-demo"]),
     ],
     dependencies: [
         .package(name: "UVLoop", path: ".."),
@@ -38,6 +39,17 @@ let package = Package(
                 .product(name: "UVLoop", package: "UVLoop"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "uvloop-integrations-demo",
+            dependencies: [
+                "UVLoopServiceLifecycle",
+                "UVLoopMetrics",
+                .product(name: "UVLoop", package: "UVLoop"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         // A C program's side of an adopted loop (it owns and runs the uv_loop_t), for the tests.
