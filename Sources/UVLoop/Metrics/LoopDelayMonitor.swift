@@ -51,11 +51,7 @@ public final class LoopDelayMonitor: Sendable {
     /// another thread it takes effect once the loop receives it, like a post (silently not at all
     /// once the loop has shut down, when no samples come any more).
     public func reset() {
-        if loop.isOnLoopThread {
-            samples.reset()
-        } else {
-            try? loop.post { [samples] in samples.reset() }
-        }
+        _ = loop.onLoopThread { [samples] in samples.reset() }
     }
 
     /// Stops sampling; the histogram keeps what it has. Any thread; idempotent.

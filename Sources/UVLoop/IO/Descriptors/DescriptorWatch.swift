@@ -124,13 +124,9 @@ public final class DescriptorWatch: Sendable {
     public func cancel() -> Bool {
         guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return false }
         channel?.finish()
-        if loop.isOnLoopThread {
-            close()
-        } else {
-            // Refused only once the loop has begun shutting down or detaching, which closes
-            // every open watch, this one included.
-            try? loop.post { [self] in close() }
-        }
+        // Refused only once the loop has begun shutting down or detaching, which closes every
+        // open watch, this one included.
+        _ = loop.onLoopThread { [self] in close() }
         return true
     }
 

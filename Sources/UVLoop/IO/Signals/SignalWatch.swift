@@ -77,13 +77,9 @@ public final class SignalWatch: Sendable {
     public func cancel() -> Bool {
         guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return false }
         onEnd?()
-        if loop.isOnLoopThread {
-            close()
-        } else {
-            // Refused only once the loop has begun shutting down or detaching, which closes
-            // every open watch, this one included.
-            try? loop.post { [self] in close() }
-        }
+        // Refused only once the loop has begun shutting down or detaching, which closes every
+        // open watch, this one included.
+        _ = loop.onLoopThread { [self] in close() }
         return true
     }
 
