@@ -33,11 +33,14 @@ struct Counts {
     var echoN = 50_000
     var echoConnections = 10
     var echoBytes = 1_024
+    /// group_scaling: zero-delay timers fired per loop, in this many loop-local chains per loop.
+    var groupUnitsPerLoop = 1_000_000
+    var groupChains = 100
 
     init(override n: Int? = nil) {
         guard let n else { return }
         postN = n; invokeN = n; timerCounts = [n]; chunkedN = n; operationsN = n; hopN = n; timerMemoryN = n
-        boundAppendN = n; pingPongN = n; echoN = n
+        boundAppendN = n; pingPongN = n; echoN = n; groupUnitsPerLoop = n
     }
 }
 
@@ -174,8 +177,7 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "nio", make: NIOSide.actorHop(n: hopN)),
     ]))
     // TCP over 127.0.0.1: a server loop thread echoing, a client loop thread ping-ponging one message
-    // per connection (write it, wait for the whole echo, repeat). UVLoop's rows are pending
-    // (UVLoopSide+TCP.swift) until its TCP streams exist; the peers run meanwhile.
+    // per connection (write it, wait for the whole echo, repeat). UVLoop: UVLoopSide+TCP.swift.
     let (pingPongN, pingPongBytes) = (k.pingPongN, k.pingPongBytes)
     cases.append(BenchCase(workload: "tcp_ping_pong", n: pingPongN, unit: "ns/op", impls: [
         ImplSpec(impl: "uvloop", make: UVLoopSide.tcpEcho(connections: 1, messageBytes: pingPongBytes, n: pingPongN)),
@@ -189,6 +191,13 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "nio", make: NIOSide.tcpEcho(connections: echoConnections, messageBytes: echoBytes, n: echoN)),
         ImplSpec(impl: "nio_async", make: NIOSide.tcpEchoAsync(connections: echoConnections, messageBytes: echoBytes, n: echoN)),
         ImplSpec(impl: "libuv_c", make: CSide.tcpEcho(connections: echoConnections, messageBytes: echoBytes, n: echoN)),
+    ]))
+    // Loop-local work (zero-delay timer chains) on a group of 1 loop and of 2 loops, each loop doing
+    // the same work; ns per unit over all loops, so 1loop/2loops is the speed-up.
+    let (groupUnits, groupChains) = (k.groupUnitsPerLoop, k.groupChains)
+    cases.append(BenchCase(workload: "group_scaling", n: groupUnits, unit: "ns/unit", impls: [
+        ImplSpec(impl: "uvloop_1loop", make: UVLoopSide.groupScaling(loops: 1, perLoop: groupUnits, chains: groupChains)),
+        ImplSpec(impl: "uvloop_2loops", make: UVLoopSide.groupScaling(loops: 2, perLoop: groupUnits, chains: groupChains)),
     ]))
     cases.append(BenchCase(workload: "idle_cpu", n: 1, unit: "cpu ns/s", impls: [
         ImplSpec(impl: "uvloop", make: UVLoopSide.idle()),
@@ -262,7 +271,7 @@ func valueAtMost(_ issue: Int, _ w: String, _ n: Int, _ limit: Double, _ unit: S
 let standard = Counts()
 let postN = standard.postN, chunkedN = standard.chunkedN, operationsN = standard.operationsN
 let hopN = standard.hopN, timerMemoryN = standard.timerMemoryN
-let pingPongN = standard.pingPongN, echoN = standard.echoN
+let pingPongN = standard.pingPongN, echoN = standard.echoN, groupUnits = standard.groupUnitsPerLoop
 
 let targets: [Target] = [
     faster(2, "post_cross_thread", postN, "nio", 2, "post 1M closures from another thread >= 2x faster than NIO execute"),
@@ -314,6 +323,10 @@ let targets: [Target] = [
     faster(21, "tcp_echo_throughput", echoN, "nio_async", 1, "... async face no slower than NIOAsyncChannel",
            impl: "uvloop_async"),
     allocsAtMost(21, "tcp_echo_throughput", echoN, 1, "... at most 1 allocation per echoed message (client and server)"),
+    // Throughput per unit of time = 1 / (ns per unit): 2 loops' rate / 1 loop's = 1loop / 2loops.
+    faster(22, "group_scaling", groupUnits, "uvloop_1loop", 1.7,
+           "loop-local timers on a LoopGroup of 2 loops: >= 1.7x the work per unit time of 1 loop",
+           impl: "uvloop_2loops"),
 ]
 
 func printTargets(_ rs: [BenchResult]) {
