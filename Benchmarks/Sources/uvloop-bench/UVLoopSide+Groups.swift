@@ -8,6 +8,10 @@
 // `uvloop_1loop` is a LoopGroup(loopCount: 1) doing W units, `uvloop_2loops` a LoopGroup(loopCount:
 // 2) whose loops do W units each, at the same time. The figure is wall time / total units, so
 // uvloop_1loop / uvloop_2loops is the speed-up: 2.0 when the second loop's work costs no time.
+//
+// `group_scaling_cpu` runs the same and divides the process's CPU time (all threads) instead of
+// wall time: it stays the same with 2 loops when nothing they do contends (a shared cache line, a
+// lock), whatever else runs on the machine; the wall-clock speed-up also needs two free cores.
 import UVLoop
 
 /// One loop's chains: how many fires are still to be scheduled. That loop's thread only (it is
@@ -43,17 +47,18 @@ final class TimerChains: @unchecked Sendable {
 
 extension UVLoopSide {
     /// `loops` loops of one group, each firing `perLoop` timers in `chains` loop-local chains;
-    /// ns per fired timer over all loops.
-    static func groupScaling(loops: Int, perLoop: Int, chains: Int) -> SessionMaker? {
+    /// ns per fired timer over all loops: wall-clock ns, or with `cpuTime` the process's CPU ns.
+    static func groupScaling(loops: Int, perLoop: Int, chains: Int, cpuTime: Bool = false) -> SessionMaker? {
         return {
             let group = try LoopGroup(loopCount: loops, name: "bench-group")
             return Session(run: {
                 let counters = group.loops.map { _ in Counter(target: perLoop) }
                 let states = zip(group.loops, counters).map { TimerChains(loop: $0, units: perLoop, fired: $1) }
-                let t0 = nowNs()
+                let clock = cpuTime ? processCPUNs : nowNs
+                let t0 = clock()
                 for state in states { try state.loop.post { state.start(chains: chains) } }
                 for counter in counters { counter.wait() }
-                let t1 = nowNs()
+                let t1 = clock()
                 return Sample(value: Double(t1 - t0) / Double(perLoop * loops), ops: perLoop * loops)
             }, close: { try? group.shutdown() })
         }

@@ -199,6 +199,11 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "uvloop_1loop", make: UVLoopSide.groupScaling(loops: 1, perLoop: groupUnits, chains: groupChains)),
         ImplSpec(impl: "uvloop_2loops", make: UVLoopSide.groupScaling(loops: 2, perLoop: groupUnits, chains: groupChains)),
     ]))
+    // The same runs in CPU time of the whole process: equal per unit when the loops do not contend.
+    cases.append(BenchCase(workload: "group_scaling_cpu", n: groupUnits, unit: "cpu ns/unit", impls: [
+        ImplSpec(impl: "uvloop_1loop", make: UVLoopSide.groupScaling(loops: 1, perLoop: groupUnits, chains: groupChains, cpuTime: true)),
+        ImplSpec(impl: "uvloop_2loops", make: UVLoopSide.groupScaling(loops: 2, perLoop: groupUnits, chains: groupChains, cpuTime: true)),
+    ]))
     cases.append(BenchCase(workload: "idle_cpu", n: 1, unit: "cpu ns/s", impls: [
         ImplSpec(impl: "uvloop", make: UVLoopSide.idle()),
         ImplSpec(impl: "nio", make: NIOSide.idle()),
