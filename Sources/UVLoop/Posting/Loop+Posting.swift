@@ -169,13 +169,20 @@ extension Loop {
             guard !confined.value.handlesClosed else { throw queue.refusal }
             return try work()
         }
-        return try await withCheckedThrowingContinuation { continuation in
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, any Error>, Never>) in
             do {
-                try enqueue(.run { continuation.resume(with: Result { try work() }) })
+                try enqueue(.run { [self] in
+                    let result = Result { try work() }
+                    SanitizerHandoff.release(self)
+                    continuation.resume(returning: result)
+                })
             } catch {
-                continuation.resume(throwing: error)
+                continuation.resume(returning: .failure(error))
             }
         }
+        // What `work` wrote on the loop's thread (an object it made and returned) is the task's now.
+        SanitizerHandoff.acquire(self)
+        return try result.get()
     }
 }
 
