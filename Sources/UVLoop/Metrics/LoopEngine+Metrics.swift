@@ -28,7 +28,9 @@ extension LoopEngine {
         metricsRecorder.publish(
             iterations: metrics.iterations, busy: metrics.busyNanoseconds, idle: idle,
             waiting: LoopWaitingWork(
-                posted: (batch.count - batchIndex) + ownJobs.value.count + queue.count,
+                // Jobs from other threads are counted when read (`Loop.metrics()`), not here:
+                // that count takes the post queue's lock, which producers contend for.
+                posted: (batch.count - batchIndex) + ownJobs.value.count,
                 nextIteration: nextIteration.count,
                 timers: timers.count,
                 chunkedLoops: chunkedLoops.count,

@@ -40,7 +40,8 @@ public struct LoopMetrics: Sendable, Hashable {
 
 /// The work waiting on a loop when it last polled, part of ``LoopMetrics``.
 public struct LoopWaitingWork: Sendable, Hashable {
-    /// Posted jobs not yet run: from other threads and from the loop's own thread.
+    /// Posted jobs not yet run: those the loop's thread holds as of its last poll, and those
+    /// other threads have queued since, counted when the reading is taken.
     public var posted: Int
     /// Jobs queued for a later iteration (``Loop/postNextIteration(_:)``).
     public var nextIteration: Int
@@ -60,6 +61,8 @@ extension Loop {
     /// start when it is adopted (libuv measures idle time only from then on).
     /// - Returns: the reading; all zero before the loop's first turn.
     public func metrics() -> LoopMetrics {
-        metricsRecorder.reading()
+        var reading = metricsRecorder.reading()
+        reading.waiting.posted += queue.count
+        return reading
     }
 }
