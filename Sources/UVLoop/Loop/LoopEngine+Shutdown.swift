@@ -47,6 +47,8 @@ extension LoopEngine {
         closeIOHandles()
         for inbox in inboxes.values { inbox.close() }
         inboxes.removeAll()
+        unsettledInboxes.removeAll()
+        inboxesBusy = false
         for (slot, work) in timers.removeAll() {
             guard timers.shared.finish(slot: slot, as: TimerSlots.cancelled) else { continue }
             switch work {

@@ -92,9 +92,14 @@ final class LoopEngine {
     /// The thread that created the engine (the adopting thread), until the first turn has shown
     /// that this is the thread running the loop; nil from then on.
     private var unconfirmedThread: ThreadIdentity?
-    /// The open inboxes: how to close each (at shutdown and detach), and whether messages may
-    /// wait in it (see `InboxConsumer.hasWaiting`).
-    var inboxes: [ObjectIdentifier: (close: () -> Void, hasWaiting: () -> Bool, waitingCount: () -> Int)] = [:]
+    /// The open inboxes (see `InboxEntry`).
+    var inboxes: [ObjectIdentifier: InboxEntry] = [:]
+    /// The inboxes the prepare phase looks at before the loop polls (see `settleInboxes()`).
+    var unsettledInboxes: [ObjectIdentifier] = []
+    /// `settleInboxes()`'s second buffer, empty between calls.
+    var spareUnsettledInboxes: [ObjectIdentifier] = []
+    /// An unsettled inbox still has messages coming: the idle handle keeps the poll non-blocking.
+    var inboxesBusy = false
     /// The open I/O handles (signal watches, descriptor watches, streams, listeners, name
     /// lookups): how to close each at shutdown and detach. See `LoopEngine+IOHandles.swift`.
     var ioHandles: [ObjectIdentifier: () -> Void] = [:]
@@ -193,6 +198,7 @@ final class LoopEngine {
     /// Then, with the turn's work done, it ends the turn's accounting (`Loop.metrics()`).
     func onPrepare() {
         confirmLoopThread()
+        if !unsettledInboxes.isEmpty { settleInboxes() }
         if postsWaitBeforeABlockingPoll() {
             isInCallback = true
             defer { isInCallback = false }
@@ -269,7 +275,7 @@ final class LoopEngine {
         let wantsCheck = !nextIteration.isEmpty
         if wantsCheck != check.isActive { wantsCheck ? check.start() : check.stop() }
         let wantsIdle = wantsCheck || drainRequested || hasOwnOrBatchedJobs || timersDue
-            || chunkedLoops.isPending || isBusyPolling
+            || chunkedLoops.isPending || inboxesBusy || isBusyPolling
         if wantsIdle != idle.isActive { wantsIdle ? idle.start() : idle.stop() }
     }
 

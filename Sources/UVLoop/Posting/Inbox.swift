@@ -8,9 +8,14 @@ import Synchronization
 /// Each value is stored inline in a fixed ring that both sides reuse, so ``send(_:)`` never
 /// allocates and takes no lock (a closure post allocates the closure's context). The inbox has
 /// its own wake-up handle (an eventfd, one file descriptor per open inbox); a burst of sends
-/// wakes the loop once. Values sent by one thread are received in sending order; the order
-/// relative to ``Loop/post(_:)`` and to other inboxes is not specified.
-/// Each wake-up delivers at most the loop's `postBudget` values before the loop polls again.
+/// wakes the loop once. While values keep coming, sends wake nothing at all: the loop looks at
+/// the inbox again before each poll, and polls without blocking as long as each look finds new
+/// values. Such a look leaves the newest 64 values (a quarter of a ring smaller than 256) for the
+/// next one, a turn later, so that the loop does not read the memory that senders are writing;
+/// once sending stops, the next look takes everything. Values sent by one thread are received in
+/// sending order; the order relative to ``Loop/post(_:)`` and to other inboxes is not specified.
+/// Each wake-up or look delivers at most the loop's `postBudget` values before the loop polls
+/// again.
 ///
 /// The ring holds ``capacity`` values. When it is full, a send from another thread waits
 /// (yielding its CPU) until the loop has taken some; a send from the loop's own thread cannot

@@ -26,7 +26,7 @@ extension Loop {
         // Closures made here, in the caller's module, so that the consumer's loop is specialised
         // for the message type (unspecialised, each message would cost generic metadata lookups).
         let wake = try attachInbox(
-            deliver: { wake in consumer.deliver(wake: wake) },
+            deliver: { consumer.deliver() }, settle: { consumer.settle() },
             finish: { wake in consumer.finish(wake: wake) },
             hasWaiting: { consumer.hasWaiting }, waitingCount: { consumer.waitingCount })
         return Inbox(loop: self, ring: ring, wake: wake)
@@ -50,12 +50,13 @@ extension Loop {
     }
 
     /// Creates an inbox's wake handle on the loop's thread and registers it with the loop.
-    /// `deliver` runs on each wake-up and returns whether the inbox is still open; `finish` runs
-    /// once, when the inbox or the loop closes; `hasWaiting` tells a stepped loop's
-    /// `runUntilIdle()` that messages still wait.
+    /// `deliver` runs on each wake-up, `settle` in each prepare phase until it returns `.settled`
+    /// (see `InboxSettling`); `finish` runs once, when the inbox or the loop closes;
+    /// `hasWaiting` tells a stepped loop's `runUntilIdle()` that messages still wait.
     @usableFromInline
     func attachInbox(
-        deliver: @escaping @Sendable (WakeHandle) -> Bool, finish: @escaping @Sendable (WakeHandle) -> Void,
+        deliver: @escaping @Sendable () -> InboxSettling, settle: @escaping @Sendable () -> InboxSettling,
+        finish: @escaping @Sendable (WakeHandle) -> Void,
         hasWaiting: @escaping @Sendable () -> Bool, waitingCount: @escaping @Sendable () -> Int
     ) throws(LoopError) -> WakeHandle {
         let make: @Sendable () throws(LoopError) -> WakeHandle = { [self] () throws(LoopError) in
@@ -71,13 +72,14 @@ extension Loop {
                 handle = nil
                 state?.inboxes[key] = nil
             }
-            let wake = try WakeHandle(loop: native) {
-                guard let wake = handle, !deliver(wake) else { return }
-                finishOnce()
+            let wake = try WakeHandle(loop: native) { [weak state] in
+                guard handle != nil, let state else { return }
+                state.inboxDelivered(key, deliver())
             }
             handle = wake
             if !native.isOwned { wake.unref() }
-            state.inboxes[key] = (close: finishOnce, hasWaiting: hasWaiting, waitingCount: waitingCount)
+            state.inboxes[key] = InboxEntry(
+                settle: settle, close: finishOnce, hasWaiting: hasWaiting, waitingCount: waitingCount)
             return wake
         }
         if isOnLoopThread { return try make() }

@@ -16,16 +16,21 @@ final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
     @usableFromInline let ring: InboxRing<Message>
     @usableFromInline let receiver: @Sendable (Message) -> Void
     @usableFromInline let budget: Int
+    /// How many of the newest messages a look in the prepare phase leaves while senders stream
+    /// (see `settle`): 64 cells span 24 to 64 cache lines, so the loop reads lines the senders
+    /// have finished with.
+    @usableFromInline let streamingLag: Int
     /// The next position to read.
     @usableFromInline var dequeuePosition = 0
-    /// The last delivery stopped at its budget. Loop thread only, like `dequeuePosition`.
-    @usableFromInline var isBacklogged = false
+    /// The loop has delivered since it last found the ring empty and cleared the wake-pending
+    /// flag: it looks again in the prepare phase (`settle`). Loop thread only.
+    @usableFromInline var isUnsettled = false
 
-    /// Whether messages may be waiting for delivery: the last delivery stopped at its budget, or
-    /// a sender has woken the loop since. Loop thread only.
+    /// Whether messages may be waiting for delivery: one is published and not yet delivered, or
+    /// the loop has yet to settle the inbox. Loop thread only.
     @usableFromInline
     var hasWaiting: Bool {
-        isBacklogged || ring.wakePending.pointee.load(ordering: .relaxed)
+        isUnsettled || ring.isPublished(at: dequeuePosition)
     }
 
     /// The messages sent and not yet delivered (counting a send still being published). Loop
@@ -39,48 +44,70 @@ final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
     init(ring: InboxRing<Message>, budget: Int, receiver: @escaping @Sendable (Message) -> Void) {
         self.ring = ring
         self.budget = budget
+        streamingLag = Swift.min(64, ring.capacity / 4)
         self.receiver = receiver
     }
 
-    /// Delivers at most `budget` messages and returns whether the inbox is still open. When it
-    /// used up the budget, it wakes itself again, so the rest follow after the loop has polled.
-    ///
-    /// The wake-pending flag stays set while the ring is drained and is cleared only once it is
-    /// empty: senders that arrive during a drain skip their wake-up (a system call each), since
-    /// this drain takes their messages. Clearing it at the start instead, as a plain
-    /// wake-and-drain would, costs one wake-up per drain whenever senders keep up with the loop.
+    /// Delivers at most `budget` messages: what a wake-up does. The wake-pending flag stays set, so
+    /// later senders skip their wake-up (a system call each); the loop settles the inbox in its
+    /// prepare phase (`settle`), which clears the flag only once a look finds nothing new.
+    /// - Returns: `.busy` if the budget ran out (the poll must not block), `.unsettled`, or
+    ///   `.closed` once the inbox has closed.
     @inlinable
-    func deliver(wake: WakeHandle) -> Bool {
-        var position = dequeuePosition
-        var remaining = budget
-        while true {
-            while remaining > 0, let message = ring.pop(at: position) {
-                position &+= 1
-                remaining -= 1
-                // Stored before the receiver runs: a receiver that shuts the loop down runs
-                // `finish` re-entrantly, which continues from here.
-                dequeuePosition = position
-                if let message { receiver(message) }
-            }
-            if remaining == 0 {
-                // A full budget may have left messages: they come on the next wake-up, sent here
-                // (the flag stays set, so senders need not send one).
-                isBacklogged = true
-                wake.send()
-                return !ring.isClosed.pointee.load(ordering: .sequentiallyConsistent)
-            }
-            isBacklogged = false
-            ring.wakePending.pointee.store(false, ordering: .sequentiallyConsistent)
-            // Pairs with the senders' fence (and `close()`'s): either this look sees their message
-            // (or the close), or they see the flag clear and wake the loop again.
-            atomicMemoryFence(ordering: .sequentiallyConsistent)
-            if ring.isClosed.pointee.load(ordering: .sequentiallyConsistent) { return false }
-            guard ring.isPublished(at: position) else { return true }
-            // A sender published after the last look: drain again, with the flag set again so
-            // that the senders after it skip their wake-ups (one that saw it clear wakes the loop
-            // once more, which finds the ring empty).
+    func deliver() -> InboxSettling {
+        isUnsettled = true
+        let exhausted = deliverBatch(limit: budget).exhausted
+        if ring.isClosed.pointee.load(ordering: .sequentiallyConsistent) { return .closed }
+        return exhausted ? .busy : .unsettled
+    }
+
+    /// The prepare phase's look at an unsettled inbox, right before the loop polls. Messages that
+    /// arrived since the last look are delivered, and the flag stays set: while senders keep
+    /// sending, the loop polls without blocking and takes their messages turn after turn, and
+    /// they send no wake-up. A look that finds nothing new clears the flag and looks once more;
+    /// from then on a sender wakes the loop.
+    /// - Returns: `.busy` while messages keep coming (the poll must not block), `.settled` once
+    ///   the flag is clear and the ring empty, `.closed` once the inbox has closed.
+    @inlinable
+    func settle() -> InboxSettling {
+        // While senders stream, the look stops `streamingLag` messages short of the newest one
+        // claimed: taking the cells they are writing would pull those cache lines away from them
+        // on every message. The rest come at the next look, a turn later; a stream that has
+        // stopped is taken whole.
+        let waiting = ring.enqueuePosition.pointee.load(ordering: .relaxed) &- dequeuePosition
+        let limit = waiting > streamingLag ? Swift.min(budget, waiting &- streamingLag) : budget
+        let (delivered, exhausted) = deliverBatch(limit: limit)
+        if ring.isClosed.pointee.load(ordering: .sequentiallyConsistent) { return .closed }
+        if delivered > 0 || exhausted { return .busy }
+        ring.wakePending.pointee.store(false, ordering: .sequentiallyConsistent)
+        // Pairs with the senders' fence (and `close()`'s): either this look sees their message
+        // (or the close), or they see the flag clear and wake the loop.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        if ring.isClosed.pointee.load(ordering: .sequentiallyConsistent) { return .closed }
+        if ring.isPublished(at: dequeuePosition) {
+            // A sender published after the last look and may have skipped its wake-up.
             ring.wakePending.pointee.store(true, ordering: .sequentiallyConsistent)
+            return .busy
         }
+        isUnsettled = false
+        return .settled
+    }
+
+    /// Delivers the published messages in order, at most `limit` of them.
+    /// - Returns: how many it took (tombstones included), and whether it stopped at `limit`.
+    @inlinable
+    func deliverBatch(limit: Int) -> (delivered: Int, exhausted: Bool) {
+        var position = dequeuePosition
+        var remaining = limit
+        while remaining > 0, let message = ring.pop(at: position) {
+            position &+= 1
+            remaining -= 1
+            // Stored before the receiver runs: a receiver that shuts the loop down runs `finish`
+            // re-entrantly, which continues from here.
+            dequeuePosition = position
+            if let message { receiver(message) }
+        }
+        return (limit - remaining, remaining == 0)
     }
 
     /// Delivers everything sent before the close and closes the handle; run once, when the inbox

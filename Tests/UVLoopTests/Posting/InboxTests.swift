@@ -123,6 +123,79 @@ final class InboxTests: XCTestCase {
         }
     }
 
+    /// Senders that send while the loop keeps taking messages send no wake-up: the loop looks at
+    /// the ring again before it polls, and clears the wake-up flag only once a look finds nothing
+    /// new. From then on a send wakes the loop.
+    func testSendsWhileTheLoopIsTakingMessagesSendNoWakeUp() throws {
+        let loop = try Loop.manual()
+        let received = Recorder<Int>()
+        let inbox = try loop.makeInbox(of: Int.self) { received.append($0) }
+        try inbox.send(0)
+        XCTAssertTrue(isReadable(inbox.wake.fd), "the first send wakes the loop")
+        try loop.runOnce()
+        XCTAssertEqual(received.values, [0])
+        try inbox.send(1)
+        try inbox.send(2)
+        XCTAssertFalse(isReadable(inbox.wake.fd), "the loop took a message this turn: no wake-up")
+        XCTAssertTrue(try loop.runOnce(), "the loop still has a look to take")
+        XCTAssertEqual(received.values, [0, 1, 2], "taken by the look before the poll")
+        XCTAssertFalse(try loop.runOnce(), "a look that finds nothing new settles the inbox")
+        try inbox.send(3)
+        XCTAssertTrue(isReadable(inbox.wake.fd), "once settled, a send wakes the loop")
+        try loop.runUntilIdle()
+        XCTAssertEqual(received.values, [0, 1, 2, 3])
+        loop.shutdown()
+    }
+
+    /// While senders stream, a look leaves the newest messages (64 of them) for the next turn, so
+    /// that the loop does not read the cells the senders are writing; they arrive a turn later,
+    /// in order, without a wake-up.
+    func testTheNewestMessagesOfAStreamArriveOneTurnLater() throws {
+        let loop = try Loop.manual()
+        let received = Recorder<Int>()
+        let inbox = try loop.makeInbox(of: Int.self) { received.append($0) }
+        try inbox.send(0)
+        try loop.runOnce()
+        for value in 1...100 { try inbox.send(value) }
+        try loop.runOnce()
+        XCTAssertEqual(received.values, Array(0...36), "100 waiting: the look leaves the newest 64")
+        try loop.runOnce()
+        XCTAssertEqual(received.values, Array(0...100), "the stream stopped: the rest, whole")
+        XCTAssertFalse(try loop.runOnce())
+        XCTAssertFalse(isReadable(inbox.wake.fd))
+        loop.shutdown()
+    }
+
+    /// Bursts of every size, each waited for before the next: the loop keeps switching between
+    /// taking messages without wake-ups and sleeping until one comes. A wake-up lost in a switch
+    /// would leave a burst undelivered and the producer waiting.
+    func testBurstsSentAsTheLoopSettlesAreAllDelivered() throws {
+        let thread = try Loop.startThread(name: "inbox-bursts")
+        defer { try? thread.shutdown() }
+        let received = Atomic<Int>(0)
+        let expected = Atomic<Int>(0)
+        let burstDone = Gate()
+        let inbox = try thread.loop.makeInbox(of: Int.self) { _ in
+            if received.add(1, ordering: .relaxed).newValue == expected.load(ordering: .relaxed) { burstDone.open() }
+        }
+        var total = 0
+        for round in 0..<1_400 {
+            let burst = [1, 2, 63, 64, 65, 130, 5_000][round % 7]
+            total += burst
+            expected.store(total, ordering: .relaxed)
+            for value in 0..<burst { try inbox.send(value) }
+            guard burstDone.pass() else { return XCTFail("round \(round): \(received.load(ordering: .relaxed)) of \(total) delivered") }
+        }
+        XCTAssertEqual(received.load(ordering: .relaxed), total)
+        inbox.close()
+    }
+
+    /// Whether a wake-up is waiting on the inbox's descriptor.
+    private func isReadable(_ fd: Int32) -> Bool {
+        var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&pollFD, 1, 0) == 1
+    }
+
     /// Runs `body` with a manual loop whose post budget is 10 and a live inbox that has been sent
     /// 0..<25, none delivered yet; `received` records deliveries.
     private func withTwentyFiveMessagesUnderABudgetOfTen(_ body: (_ loop: Loop, _ received: Recorder<Int>) throws -> Void) throws {

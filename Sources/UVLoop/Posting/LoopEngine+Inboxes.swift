@@ -1,0 +1,53 @@
+extension LoopEngine {
+    /// An inbox's wake-up delivered messages and left its wake-pending flag set: the prepare phase
+    /// settles it before the loop polls.
+    func inboxDelivered(_ key: ObjectIdentifier, _ settling: InboxSettling) {
+        switch settling {
+        case .settled:
+            break
+        case .unsettled, .busy:
+            if settling == .busy {
+                inboxesBusy = true
+                startIdle()
+            }
+            if !unsettledInboxes.contains(key) { unsettledInboxes.append(key) }
+        case .closed:
+            inboxes[key]?.close()
+        }
+    }
+
+    /// Looks at each unsettled inbox right before the loop polls. One whose senders keep sending
+    /// keeps its flag set and makes the poll non-blocking, so that a stream of sends costs the
+    /// senders no wake-ups; one found empty clears its flag and lets the poll block. Receivers
+    /// run here as they do in a wake-up.
+    func settleInboxes() {
+        // Receivers may close inboxes or make new ones: work on the list taken out, and keep its
+        // buffer for the next turn (no allocation per turn).
+        var keys: [ObjectIdentifier] = []
+        swap(&keys, &spareUnsettledInboxes)
+        swap(&keys, &unsettledInboxes)
+        defer {
+            keys.removeAll(keepingCapacity: true)
+            swap(&keys, &spareUnsettledInboxes)
+        }
+        inboxesBusy = false
+        var index = 0
+        while index < keys.count {
+            let key = keys[index]
+            index += 1
+            guard !handlesClosed, let inbox = inboxes[key] else { continue }
+            switch inbox.settle() {
+            case .settled:
+                break
+            case .unsettled, .busy:
+                // Never left unsettled with a blocking poll ahead: a sender may have skipped its
+                // wake-up.
+                inboxesBusy = true
+                startIdle()
+                if !unsettledInboxes.contains(key) { unsettledInboxes.append(key) }
+            case .closed:
+                inbox.close()
+            }
+        }
+    }
+}
