@@ -78,6 +78,12 @@ static inline void shim_timerfd_drain(int fd) {
     while (read(fd, &expirations, sizeof expirations) < 0 && errno == EINTR) {}
 }
 
+/* The calling thread's thread pointer, which glibc's pthread_self() returns: one instruction, and
+ * different for every live thread (a thread started after another has exited may get its value). */
+static inline uintptr_t shim_thread_pointer(void) {
+    return (uintptr_t)__builtin_thread_pointer();
+}
+
 /* ThreadSanitizer's annotation entry points. Weak: they resolve only in a program built with
  * -sanitize=thread, and are null (so the calls below do nothing) everywhere else. */
 extern void __tsan_acquire(void *addr) __attribute__((weak));

@@ -1,3 +1,4 @@
+import CLibUV
 import CUVLoop
 import UVLoop
 
@@ -13,6 +14,8 @@ final class CLoop: Sendable {
     /// Whether the loop is adopted (by `uvloop_attach` or `Loop.adopt`) rather than made in Swift:
     /// only an adopted loop can be detached from C.
     let isAttached: Bool
+    /// `loop.threadPointer`, kept beside the inbox that every post reads.
+    let loopThreadPointer: UInt
 
     /// The ring's size: posts from other threads beyond this wait for the loop to make room.
     static let inboxCapacity = 16_384
@@ -20,6 +23,7 @@ final class CLoop: Sendable {
     private init(loop: Loop, isAttached: Bool) throws(LoopError) {
         self.loop = loop
         self.isAttached = isAttached
+        loopThreadPointer = loop.threadPointer
         inbox = try loop.makeInbox(of: CCallback.self, capacity: Self.inboxCapacity) { $0.run() }
     }
 
@@ -31,9 +35,13 @@ final class CLoop: Sendable {
     /// Runs `callback` on the loop's thread: through the inbox from other threads (per-thread
     /// order, no allocation); from the loop's thread as a post, which cannot fill up and wait for
     /// itself.
+    ///
+    /// The thread pointer tells the loop's thread apart in one instruction. A thread that got the
+    /// pointer of a loop thread that has exited posts through `loop.post`, which is right from any
+    /// thread (and refuses the work of a loop whose thread has gone).
     @inline(__always)
     func post(_ callback: CCallback) throws(LoopError) {
-        if loop.isOnLoopThread {
+        if shim_thread_pointer() == loopThreadPointer {
             try loop.post { callback.run() }
         } else {
             try inbox.send(callback)

@@ -60,6 +60,24 @@ final class CHandleTests: XCTestCase {
         XCTAssertThrowsError(try thread.loop.makeCHandle()) { XCTAssertEqual($0 as? LoopError, .shutDown) }
     }
 
+    /// `uvloop_post` tells the loop's thread apart by its thread pointer, which a thread started
+    /// after the loop's thread has exited may get (glibc reuses thread stacks): such a thread
+    /// posts as any thread does, and gets the loop's refusal.
+    func testAThreadStartedAfterTheLoopThreadExitedGetsTheRefusal() throws {
+        let thread = try Loop.startThread()
+        let handle = try thread.loop.makeCHandle()
+        try thread.shutdown()
+        let handleAddress = UInt(bitPattern: handle)
+        let results = Recorder<Int32>()
+        for _ in 0..<4 {
+            onThreads(1) { _ in
+                results.append(uvloop_post(OpaquePointer(bitPattern: handleAddress), { _ in }, nil))
+            }
+        }
+        XCTAssertEqual(results.values, Array(repeating: UVLOOP_ESHUTDOWN, count: 4))
+        XCTAssertEqual(uvloop_release(handle), 0)
+    }
+
     func testEveryLoopErrorHasACErrorCode() {
         XCTAssertEqual(LoopError.shutDown.cErrorCode, UVLOOP_ESHUTDOWN)
         XCTAssertEqual(LoopError.inboxClosed.cErrorCode, UVLOOP_ESHUTDOWN)

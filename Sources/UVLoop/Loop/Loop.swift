@@ -89,6 +89,11 @@ public final class Loop: Sendable {
     let native: NativeLoop
     /// The thread that runs this loop.
     let thread: ThreadIdentity
+    /// The loop thread's thread pointer (what `pthread_self()` returns): a check against it costs
+    /// one instruction where ``isOnLoopThread`` looks up a thread-specific value, for the C API's
+    /// per-post check. Different for every live thread; a thread started after the loop's thread
+    /// has exited may get the same value, and must then be treated as any thread.
+    package let threadPointer: UInt
     /// `ThreadNumbers.shared`, held so that `isOnLoopThread` skips the lazy global's
     /// initialization check (it runs on every timer schedule and cancel).
     let threadNumbers = ThreadNumbers.shared
@@ -139,6 +144,7 @@ public final class Loop: Sendable {
         self.manualTime = state.manualTime
         self.metricsRecorder = state.metricsRecorder
         self.thread = .current
+        self.threadPointer = shim_thread_pointer()
         self.clockSource = clock
         self.serialExecutor = LoopSerialExecutor(queue: queue, wake: state.wake, thread: thread, confined: confined)
         state.executors = LoopExecutorRefs(serial: serialExecutor.asUnownedSerialExecutor(), task: asUnownedTaskExecutor())
