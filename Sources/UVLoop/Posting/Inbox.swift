@@ -51,7 +51,7 @@ public final class Inbox<Message: Sendable>: Sendable {
     ///   ``LoopError/detached``) once its loop is (the message was not sent);
     ///   ``LoopError/inboxFull(capacity:)`` when the inbox is full and the caller is the loop's
     ///   thread.
-    @inlinable
+    @inlinable @inline(__always)
     public func send(_ message: Message) throws(LoopError) {
         while true {
             switch ring.push(message) {
