@@ -1,15 +1,13 @@
 extension LoopEngine {
     /// An inbox's wake-up delivered messages and left its wake-pending flag set: the prepare phase
-    /// settles it before the loop polls.
+    /// settles it before the loop polls, and until then no poll blocks.
     func inboxDelivered(_ key: ObjectIdentifier, _ settling: InboxSettling) {
         switch settling {
         case .settled:
             break
-        case .unsettled, .busy:
-            if settling == .busy {
-                inboxesBusy = true
-                startIdle()
-            }
+        case .busy:
+            inboxesBusy = true
+            startIdle()
             if !unsettledInboxes.contains(key) { unsettledInboxes.append(key) }
         case .closed:
             inboxes[key]?.close()
@@ -17,9 +15,9 @@ extension LoopEngine {
     }
 
     /// Looks at each unsettled inbox right before the loop polls. One whose senders keep sending
-    /// keeps its flag set and makes the poll non-blocking, so that a stream of sends costs the
-    /// senders no wake-ups; one found empty clears its flag and lets the poll block. Receivers
-    /// run here as they do in a wake-up.
+    /// keeps its flag set and keeps the poll non-blocking, so that a stream of sends costs the
+    /// senders no wake-ups; one found empty clears its flag and lets the poll block (the idle
+    /// handle stops here when nothing else wants it). Receivers run here as they do in a wake-up.
     func settleInboxes() {
         // Receivers may close inboxes or make new ones: work on the list taken out, and keep its
         // buffer for the next turn (no allocation per turn).
@@ -39,9 +37,7 @@ extension LoopEngine {
             switch inbox.settle() {
             case .settled:
                 break
-            case .unsettled, .busy:
-                // Never left unsettled with a blocking poll ahead: a sender may have skipped its
-                // wake-up.
+            case .busy:
                 inboxesBusy = true
                 startIdle()
                 if !unsettledInboxes.contains(key) { unsettledInboxes.append(key) }
@@ -49,5 +45,6 @@ extension LoopEngine {
                 inbox.close()
             }
         }
+        if !handlesClosed { updateHandles() }
     }
 }

@@ -51,14 +51,13 @@ final class InboxConsumer<Message: Sendable>: @unchecked Sendable {
     /// Delivers at most `budget` messages: what a wake-up does. The wake-pending flag stays set, so
     /// later senders skip their wake-up (a system call each); the loop settles the inbox in its
     /// prepare phase (`settle`), which clears the flag only once a look finds nothing new.
-    /// - Returns: `.busy` if the budget ran out (the poll must not block), `.unsettled`, or
-    ///   `.closed` once the inbox has closed.
+    /// - Returns: `.busy`, or `.closed` once the inbox has closed.
     @inlinable
     func deliver() -> InboxSettling {
         isUnsettled = true
-        let exhausted = deliverBatch(limit: budget).exhausted
+        _ = deliverBatch(limit: budget)
         if ring.isClosed.pointee.load(ordering: .sequentiallyConsistent) { return .closed }
-        return exhausted ? .busy : .unsettled
+        return .busy
     }
 
     /// The prepare phase's look at an unsettled inbox, right before the loop polls. Messages that

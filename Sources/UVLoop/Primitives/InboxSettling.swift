@@ -4,10 +4,9 @@
 enum InboxSettling {
     /// The wake-pending flag is clear and the ring was empty: a sender wakes the loop.
     case settled
-    /// The flag is still set: the loop looks at the ring again in its prepare phase.
-    case unsettled
-    /// Messages keep coming or wait beyond the budget: the flag stays set and the next poll must
-    /// not block.
+    /// The flag is still set, so senders send no wake-up: the loop must look at the ring again in
+    /// its prepare phase, and until then no poll may block (the idle handle is active, so an owner
+    /// that polls the loop's backend descriptor itself sees a zero timeout).
     case busy
     /// The inbox has closed: the loop runs its final drain and closes its handle.
     case closed
