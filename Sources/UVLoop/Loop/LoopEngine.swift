@@ -274,8 +274,16 @@ final class LoopEngine {
     func updateHandles() {
         let wantsCheck = !nextIteration.isEmpty
         if wantsCheck != check.isActive { wantsCheck ? check.start() : check.stop() }
-        let wantsIdle = wantsCheck || drainRequested || hasOwnOrBatchedJobs || timersDue
+        var wantsIdle = wantsCheck || drainRequested || hasOwnOrBatchedJobs || timersDue
             || chunkedLoops.isPending || inboxesBusy || isBusyPolling
+        // Without the idle handle the next poll may block, and an owner that polls the loop's
+        // backend descriptor itself may wait on it before the prepare phase comes: posts from
+        // other threads must then wake it. Re-arm their wake-up now, in the lock that sees the
+        // queue empty, or keep the poll non-blocking for the posts that wait.
+        if !wantsIdle && queue.rearmWakeUnlessPending() {
+            drainRequested = true
+            wantsIdle = true
+        }
         if wantsIdle != idle.isActive { wantsIdle ? idle.start() : idle.stop() }
     }
 

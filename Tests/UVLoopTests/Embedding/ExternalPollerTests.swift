@@ -28,6 +28,38 @@ final class ExternalPollerTests: XCTestCase {
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
 
+    /// A post that arrives between UVLoop's prepare phase and the poll wakes the loop, and the
+    /// poll phase runs it. The owner's own prepare handle, started before the adoption, runs
+    /// after UVLoop's (libuv runs the newest first) and has another thread post in that window.
+    /// A post after that turn must still wake the owner's poller.
+    func testAPostAfterAPollPhaseDrainWakesAnExternalPoller() throws {
+        let cLoop = makeCLoop()
+        let ownersTimer = startOwnersTimer(cLoop)
+        let received = Recorder<Int>()
+        let ownersPrepare = UnsafeMutablePointer<uv_prepare_t>.allocate(capacity: 1)
+        XCTAssertEqual(uv_prepare_init(cLoop, ownersPrepare), 0)
+        XCTAssertEqual(uv_prepare_start(ownersPrepare) { _ in
+            let post = PostInPrepare.post
+            PostInPrepare.post = nil
+            post?()
+        }, 0)
+        let loop = try Loop.adopt(cLoop)
+        PostInPrepare.post = { onThreads(1) { _ in try! loop.post { received.append(0) } } }
+        uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(received.values, [0], "posted in the window, run by the poll phase")
+        uv_prepare_stop(ownersPrepare)
+        onThreads(1) { _ in try! loop.post { received.append(1) } }
+        XCTAssertTrue(turnUntil(cLoop, { received.values.count == 2 }), "post 1 stranded")
+        XCTAssertEqual(received.values, [0, 1])
+        try loop.detach()
+        closeOwnersTimer(ownersTimer)
+        uv_close(UnsafeMutableRawPointer(ownersPrepare).assumingMemoryBound(to: uv_handle_t.self)) { handle in
+            handle?.deallocate()
+        }
+        uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(uv_loop_close(cLoop), 0)
+    }
+
     private func startOwnersTimer(_ cLoop: UnsafeMutablePointer<uv_loop_t>) -> UnsafeMutablePointer<uv_timer_t> {
         let timer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
         XCTAssertEqual(uv_timer_init(cLoop, timer), 0)
@@ -57,4 +89,10 @@ final class ExternalPollerTests: XCTestCase {
         XCTAssertNotEqual(uv_backend_timeout(cLoop), 0, "the loop keeps asking for turns")
         return true
     }
+}
+
+/// What the owner's prepare callback in `testAPostAfterAPollPhaseDrainWakesAnExternalPoller`
+/// runs once (a C callback captures nothing). Loop thread only.
+private enum PostInPrepare {
+    nonisolated(unsafe) static var post: (() -> Void)?
 }
