@@ -6,9 +6,7 @@ extension LoopEngine {
         case .settled:
             break
         case .busy:
-            inboxesBusy = true
-            startIdle()
-            if !unsettledInboxes.contains(key) { unsettledInboxes.append(key) }
+            keepUnsettled(key)
         case .closed:
             inboxes[key]?.close()
         }
@@ -38,13 +36,19 @@ extension LoopEngine {
             case .settled:
                 break
             case .busy:
-                inboxesBusy = true
-                startIdle()
-                if !unsettledInboxes.contains(key) { unsettledInboxes.append(key) }
+                keepUnsettled(key)
             case .closed:
                 inbox.close()
             }
         }
         if !handlesClosed { updateHandles() }
+    }
+
+    /// The inbox's flag stays set: it is looked at in the next prepare phase, and no poll blocks
+    /// before then.
+    private func keepUnsettled(_ key: ObjectIdentifier) {
+        inboxesBusy = true
+        startIdle()
+        if !unsettledInboxes.contains(key) { unsettledInboxes.append(key) }
     }
 }
