@@ -26,6 +26,7 @@ final class ExternalPollerTests: XCTestCase {
         closeOwnersTimer(ownersTimer)
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
+        cLoop.deallocate()
     }
 
     /// A post that arrives between UVLoop's prepare phase and the poll wakes the loop, and the
@@ -58,6 +59,7 @@ final class ExternalPollerTests: XCTestCase {
         }
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
+        cLoop.deallocate()
     }
 
     private func startOwnersTimer(_ cLoop: UnsafeMutablePointer<uv_loop_t>) -> UnsafeMutablePointer<uv_timer_t> {
