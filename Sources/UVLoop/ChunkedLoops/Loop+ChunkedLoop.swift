@@ -169,7 +169,7 @@ extension Loop {
                 body: body, progress: progress, completion: completion))
         }
         if isOnLoopThread {
-            guard queue.phase == .open else { throw queue.refusal }
+            try lifecycle.admitWork()
             admit(confined.value)
         } else {
             try enqueue(.run { [confined] in admit(confined.value) })

@@ -38,9 +38,9 @@ final class LoopSerialExecutor: SerialExecutor {
 
     func isIsolatingCurrentContext() -> Bool? {
         let current = ThreadIdentity.current
-        return queue.state.withLock { state in
+        return queue.lifecycle.withGuarded { state in
             switch state.phase {
-            case .open, .shuttingDown: current == thread
+            case .open, .shuttingDown, .detaching: current == thread
             case .closed, .detached: state.lateRunner == current
             }
         }
@@ -51,7 +51,7 @@ final class LoopSerialExecutor: SerialExecutor {
     @inline(__always)
     func submit(_ job: Job, late: @autoclosure () -> LateJob) {
         let onLoopThread = ThreadIdentity.current == thread
-        if onLoopThread, queue.isOpen {
+        if onLoopThread, queue.lifecycle.acceptsWork {
             // In order with the loop thread's posts, without the lock.
             confined.withValue { $0.appendOwn(job) }
             return

@@ -21,43 +21,16 @@ enum LateJob: Sendable {
 }
 
 extension PostQueue {
-    /// Admits a Swift concurrency job. `SerialExecutor.enqueue` cannot throw, so unlike a post a
-    /// job is never refused:
-    /// - open: appended like a post (a wake-up only if the loop may be asleep);
-    /// - shutting down: appended without a wake; the shutdown drain runs it before the loop closes
-    ///   (shutdown already woke the loop, and a wake could reach a handle being closed);
-    /// - closed or detached: handed to the late runner, or the caller becomes it.
+    /// Admits a Swift concurrency job (see `LoopLifecycle.admitExecutorJob`): never refused.
     @inline(__always)
     func admit(_ job: Job, late: @autoclosure () -> LateJob, waking: WakeHandle) -> JobAdmission {
-        // `mustWake`: a wake-up was registered in `wakersInFlight`; it is sent after unlocking.
-        let (admission, mustWake) = state.withLock { state -> (JobAdmission, Bool) in
-            switch state.phase {
-            case .open:
-                state.jobs.append(job)
-                if state.wakePending { return (.queued, false) }
-                state.wakePending = true
-                wakersInFlight.add(1, ordering: .relaxed)
-                return (.queued, true)
-            case .shuttingDown:
-                state.jobs.append(job)
-                return (.queued, false)
-            case .closed, .detached:
-                if state.lateRunner != nil {
-                    state.lateJobs.append(late())
-                    return (.queued, false)
-                }
-                state.lateRunner = .current
-                return (.runHere, false)
-            }
-        }
-        if mustWake { sendRegisteredWake(waking) }
-        return admission
+        lifecycle.admitExecutorJob(job, late: late, waking: waking)
     }
 
     /// The late runner's next batch, swapped into `buffer` (which must be empty); when there is
     /// none, the caller stops being the late runner and this returns false.
     func takeLateJobs(into buffer: inout [LateJob]) -> Bool {
-        state.withLock { state in
+        lifecycle.withGuarded { state in
             if state.lateJobs.isEmpty {
                 state.lateRunner = nil
                 return false
@@ -65,21 +38,5 @@ extension PostQueue {
             swap(&state.lateJobs, &buffer)
             return true
         }
-    }
-
-    /// Ends shutdown if no job is left: sets `phase` in the same lock that saw the queue empty, so
-    /// a job admitted concurrently is either drained by the loop or handled as late, never neither.
-    func close(as phase: LoopPhase) -> Bool {
-        state.withLock { state in
-            guard state.jobs.isEmpty else { return false }
-            state.phase = phase
-            return true
-        }
-    }
-
-    /// Whether the calling thread is the one running late jobs.
-    var isLateRunner: Bool {
-        let current = ThreadIdentity.current
-        return state.withLock { $0.lateRunner == current }
     }
 }

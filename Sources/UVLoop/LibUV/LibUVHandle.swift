@@ -80,6 +80,17 @@ struct LibUVHandle<Handle> {
         }
     }
 
+    /// Sets what the handle's C callback calls, for a handle made before its owner existed.
+    func onFire(_ fire: @escaping () -> Void) { callback.fire = fire }
+
+    /// Sets what the C callback of a handle that reports two values calls.
+    func onEvent(_ fire: @escaping (Int32, Int32) -> Void) { callback.fireWithEvent = fire }
+
+    private var callback: HandleCallback {
+        // Unmanaged: borrowed; the handle holds the owning reference until its close callback.
+        Unmanaged<HandleCallback>.fromOpaque(base.pointee.data!).takeUnretainedValue()
+    }
+
     /// Calls the Swift callback of the handle whose `uv_handle_t` is `handle`: what every C
     /// callback of these handles does.
     @inline(__always)
@@ -132,9 +143,9 @@ extension LibUVHandle where Handle == uv_poll_t {
 /// The Swift side of one libuv handle, held (retained) in its `data` field from `LibUVHandle.init`
 /// until its close callback.
 final class HandleCallback {
-    let fire: () -> Void
+    var fire: () -> Void
     /// The callback of a handle whose C callback reports a status and events (`uv_poll_t`).
-    let fireWithEvent: ((Int32, Int32) -> Void)?
+    var fireWithEvent: ((Int32, Int32) -> Void)?
     let onClose: (() -> Void)?
 
     init(_ fire: @escaping () -> Void, onClose: (() -> Void)?) {

@@ -24,7 +24,7 @@ extension Loop {
         }
         guard isOnLoopThread else { throw .notOnLoopThread(operation: "setKeepsOwnerLoopAlive(_:)") }
         let state = confined.value
-        guard !state.handlesClosed, queue.isOpen else { throw .detached }
+        try lifecycle.admitHandle()
         guard state.keepsOwnerLoopAlive != keepsAlive else { return }
         state.keepsOwnerLoopAlive = keepsAlive
         if keepsAlive { wake.ref() } else { wake.unref() }

@@ -30,7 +30,7 @@ extension Loop {
         defer { state.isRunning = false }
         native.runNoWait()
         finishIfShutDown(state)
-        return !state.handlesClosed && state.hasReadyWork
+        return !lifecycle.handlesClosed && state.hasReadyWork
     }
 
     /// Steps the loop until nothing is ready: no posted work, no due timer, no next-iteration
@@ -56,13 +56,13 @@ extension Loop {
         guard native.isOwned else { throw .adoptedLoop(operation: operation) }
         let state = confined.value
         guard !state.isRunning else { throw .alreadyRunning }
-        guard !state.handlesClosed else { throw .shutDown }
+        guard !lifecycle.handlesClosed else { throw .shutDown }
         state.isRunning = true
         return state
     }
 
     func finishIfShutDown(_ state: LoopEngine) {
-        guard state.handlesClosed, native.isOwned else { return }
+        guard lifecycle.handlesClosed, native.isOwned else { return }
         let status = native.closeOwned()
         misusePrecondition(status == 0, "UVLoop: uv_loop_close failed after shutdown: \(LoopError.libuv(status, "uv_loop_close"))")
     }
@@ -73,18 +73,8 @@ extension Loop {
     /// Calling ``run()`` again continues with the work the loop kept.
     public func stop() {
         let onLoopThread = isOnLoopThread
-        let requested = queue.state.withLock { [queue] state -> Bool in
-            guard state.phase == .open else { return false }
-            queue.stopRequested.store(true, ordering: .releasing)
-            if !onLoopThread { queue.wakersInFlight.add(1, ordering: .relaxed) }
-            return true
-        }
         // A loop that is shutting down, shut down or detached has nothing to stop.
-        guard requested else { return }
-        if onLoopThread {
-            confined.value.requestDrain()
-        } else {
-            queue.sendRegisteredWake(wake)
-        }
+        guard lifecycle.requestStop(onLoopThread: onLoopThread, waking: wake) else { return }
+        if onLoopThread { confined.value.requestDrain() }
     }
 }

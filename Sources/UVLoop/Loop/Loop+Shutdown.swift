@@ -13,24 +13,13 @@ extension Loop {
     public func shutdown() {
         misusePrecondition(native.isOwned, "UVLoop: shutdown() on an adopted loop; call detach() on the owner's thread instead")
         let onLoopThread = isOnLoopThread
-        let began = queue.state.withLock { [queue] state in
-            guard state.phase == .open else { return false }
-            state.phase = .shuttingDown
-            queue.acceptsWork.store(false, ordering: .releasing)
-            state.wakePending = true
-            if !onLoopThread { queue.wakersInFlight.add(1, ordering: .relaxed) }
-            return true
-        }
-        guard began else { return }
-        if !onLoopThread { queue.sendRegisteredWake(wake) }
-        if onLoopThread {
-            let state = confined.value
-            if state.isRunning {
-                state.requestDrain()
-            } else {
-                state.shutDownNow()
-                finishIfShutDown(state)
-            }
+        guard lifecycle.beginShutdown(onLoopThread: onLoopThread, waking: wake), onLoopThread else { return }
+        let state = confined.value
+        if state.isRunning {
+            state.requestDrain()
+        } else {
+            state.finishEnding()
+            finishIfShutDown(state)
         }
     }
 
@@ -59,16 +48,10 @@ extension Loop {
             throw .invalidArgument("detach() is for adopted loops; call shutdown() on a loop UVLoop owns")
         }
         guard isOnLoopThread else { throw .notOnLoopThread(operation: "detach()") }
-        let began = queue.state.withLock { state in
-            guard state.phase == .open else { return false }
-            state.phase = .shuttingDown
-            queue.acceptsWork.store(false, ordering: .releasing)
-            return true
-        }
-        guard began else { throw .detached }
+        guard lifecycle.beginDetach() else { throw .detached }
         let state = confined.value
         // Inside one of the loop's callbacks the detach finishes when that callback returns.
         if state.isInCallback { return }
-        state.shutDownNow(finalPhase: .detached)
+        state.finishEnding()
     }
 }

@@ -81,6 +81,8 @@ import CLibUV
 /// the loop. Call ``shutdown()`` (``detach()`` for an adopted loop): it releases everything the
 /// pending work captured, and the loop with it.
 public final class Loop: Sendable {
+    /// The loop's phase and every "may I?" question (see `LoopLifecycle`).
+    let lifecycle: LoopLifecycle
     let queue: PostQueue
     /// The status of every timer, shared with the timers' handles (any thread).
     let timerSlots: TimerSlots
@@ -127,7 +129,8 @@ public final class Loop: Sendable {
     init(
         native: NativeLoop, clock: LoopClockSource, postBudget: Int, timerSlots: TimerSlots = TimerSlots()
     ) throws(LoopError) {
-        let queue = PostQueue(refusesAsDetached: !native.isOwned)
+        let lifecycle = LoopLifecycle(attached: !native.isOwned)
+        let queue = PostQueue(lifecycle: lifecycle)
         let state: LoopEngine
         do {
             state = try LoopEngine(
@@ -136,6 +139,7 @@ public final class Loop: Sendable {
             if native.isOwned { _ = native.closeOwned() }
             throw error
         }
+        self.lifecycle = lifecycle
         self.queue = queue
         self.timerSlots = timerSlots
         self.native = native
@@ -196,7 +200,7 @@ public final class Loop: Sendable {
     deinit {
         // No thread can be inside `run()` (it holds a reference), so closing here races nothing.
         let state = confined.value
-        guard !state.handlesClosed else { return }
+        guard !lifecycle.handlesClosed else { return }
         if !native.isOwned {
             // UVLoop's handles call back into `state`, which goes with this object: they must be
             // closed, and only the owner's thread may touch its loop.
@@ -209,15 +213,12 @@ public final class Loop: Sendable {
                 !state.hasQueuedWork,
                 "UVLoop: a Loop with work still queued was released on another thread; shut it down on its own thread first (shutdown(), then runOnce())")
         }
-        queue.state.withLock { [queue] in
-            if $0.phase == .open { $0.phase = .shuttingDown }
-            queue.acceptsWork.store(false, ordering: .releasing)
-        }
+        lifecycle.beginRelease()
         // An adopted loop released by a job it is running (the job held the last reference):
         // the detach finishes when that callback returns, which keeps `state` alive until then.
         // (An owned loop is never released inside its callbacks: whoever runs it holds it.)
         if !native.isOwned, state.isInCallback { return }
-        state.shutDownNow(finalPhase: native.isOwned ? .closed : .detached, onLoopThread: isOnLoopThread)
+        state.finishEnding(onLoopThread: isOnLoopThread)
         if native.isOwned { _ = native.closeOwned() }
     }
 
@@ -256,5 +257,5 @@ public final class Loop: Sendable {
 
     /// Whether the loop still accepts work: false once ``shutdown()`` or ``detach()`` has begun.
     /// Callable from any thread; another thread may shut the loop down right after it reads true.
-    public var isAcceptingWork: Bool { queue.isOpen }
+    public var isAcceptingWork: Bool { lifecycle.acceptsWork }
 }

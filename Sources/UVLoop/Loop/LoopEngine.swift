@@ -20,6 +20,7 @@ import CLibUV
 ///   the next-iteration snapshot.
 final class LoopEngine {
     let native: NativeLoop
+    let lifecycle: LoopLifecycle
     let queue: PostQueue
     let clockSource: LoopClockSource
     let postBudget: Int
@@ -79,7 +80,6 @@ final class LoopEngine {
 
     /// Set while a thread is inside `uv_run` for this loop (through UVLoop or its C owner).
     var isRunning = false
-    var handlesClosed = false
     /// One of this state's libuv callbacks is on the stack. A detach requested inside one waits
     /// for it to return (`afterCallback`): the callback may hold work it took out of the loop's
     /// structures (the rest of a drained batch, a next-iteration snapshot, a repeating timer
@@ -92,26 +92,15 @@ final class LoopEngine {
     /// The thread that created the engine (the adopting thread), until the first turn has shown
     /// that this is the thread running the loop; nil from then on.
     private var unconfirmedThread: ThreadIdentity?
-    /// The open inboxes (see `InboxEntry`).
-    var inboxes: [ObjectIdentifier: InboxEntry] = [:]
-    /// The inboxes the prepare phase looks at before the loop polls (see `settleInboxes()`).
-    var unsettledInboxes: [ObjectIdentifier] = []
-    /// `settleInboxes()`'s second buffer, empty between calls.
-    var spareUnsettledInboxes: [ObjectIdentifier] = []
-    /// An unsettled inbox still has messages coming: the idle handle keeps the poll non-blocking.
-    var inboxesBusy = false
+    /// The open inboxes.
+    let inboxes = LoopInboxes()
     /// The open I/O handles (signal watches, descriptor watches, streams, listeners, name
-    /// lookups): how to close each at shutdown and detach. See `LoopEngine+IOHandles.swift`.
-    var ioHandles: [ObjectIdentifier: () -> Void] = [:]
+    /// lookups), and what they share on this loop.
+    let ioHandles = LoopIOHandles()
     /// This turn's counts and the last turn's end, for `Loop.metrics()` and the stall handler.
     var metrics = TurnMetrics()
     /// Where the figures are published for other threads; shared with the `Loop`.
     let metricsRecorder = LoopMetricsRecorder()
-    /// The descriptors that a descriptor watch of this loop holds, paused ones included (libuv
-    /// only knows of those it polls). See `Loop.watchDescriptor`.
-    var watchedDescriptors: Set<Int32> = []
-    /// The buffer every stream on this loop reads into (see `StreamReadBuffer`), made by the first.
-    lazy var streamReadBuffer = StreamReadBuffer()
     /// The loop's executor identities, which jobs run on; set once the `Loop` exists.
     var executors: LoopExecutorRefs?
 
@@ -120,6 +109,7 @@ final class LoopEngine {
     ) throws(LoopError) {
         timerStorage = HeapStorage(TimerQueue(shared: timerSlots))
         self.native = native
+        self.lifecycle = queue.lifecycle
         self.queue = queue
         self.clockSource = clock
         self.postBudget = postBudget
@@ -198,7 +188,7 @@ final class LoopEngine {
     /// Then, with the turn's work done, it ends the turn's accounting (`Loop.metrics()`).
     func onPrepare() {
         confirmLoopThread()
-        if !unsettledInboxes.isEmpty { settleInboxes() }
+        if !inboxes.unsettled.isEmpty { settleInboxes() }
         if postsWaitBeforeABlockingPoll() {
             isInCallback = true
             defer { isInCallback = false }
@@ -229,7 +219,7 @@ final class LoopEngine {
     /// threads wait. When it may block and none wait, this re-arms the wake-up, in the lock that
     /// saw the queue empty.
     func postsWaitBeforeABlockingPoll() -> Bool {
-        !handlesClosed && !idle.isActive && queue.rearmWakeUnlessPending()
+        !lifecycle.handlesClosed && !idle.isActive && lifecycle.rearmWakeUnlessPending()
     }
 
     func onCheck() {
@@ -257,17 +247,14 @@ final class LoopEngine {
     /// Handles stop and shutdown requests, then keeps the idle and check handles active exactly
     /// while they have something to do.
     func afterCallback() {
-        if handlesClosed { return }
-        // Atomics, not the queue lock: a producer woken by the work just run (an `invoke` caller)
+        if lifecycle.handlesClosed { return }
+        // Atomics first, not the lock: a producer woken by the work just run (an `invoke` caller)
         // posts again at once, and would find the lock taken here.
-        if !queue.isOpen, queue.phase == .shuttingDown {
-            shutDownNow(finalPhase: native.isOwned ? .closed : .detached)
+        if lifecycle.isEnding {
+            finishEnding()
             return
         }
-        if queue.stopRequested.load(ordering: .relaxed),
-           queue.stopRequested.exchange(false, ordering: .acquiring) {
-            native.stop()
-        }
+        if lifecycle.takeStopRequest() { native.stop() }
         updateHandles()
     }
 
@@ -275,12 +262,12 @@ final class LoopEngine {
         let wantsCheck = !nextIteration.isEmpty
         if wantsCheck != check.isActive { wantsCheck ? check.start() : check.stop() }
         var wantsIdle = wantsCheck || drainRequested || hasOwnOrBatchedJobs || timersDue
-            || chunkedLoops.isPending || inboxesBusy || isBusyPolling
+            || chunkedLoops.isPending || inboxes.isBusy || isBusyPolling
         // Without the idle handle the next poll may block, and an owner that polls the loop's
         // backend descriptor itself may wait on it before the prepare phase comes: posts from
         // other threads must then wake it. Re-arm their wake-up now, in the lock that sees the
         // queue empty, or keep the poll non-blocking for the posts that wait.
-        if !wantsIdle && queue.rearmWakeUnlessPending() {
+        if !wantsIdle && lifecycle.rearmWakeUnlessPending() {
             drainRequested = true
             wantsIdle = true
         }
@@ -292,7 +279,7 @@ final class LoopEngine {
     /// must not touch a handle that libuv has freed.
     @inline(__always)
     func startIdle() {
-        if !handlesClosed && !idle.isActive { idle.start() }
+        if !lifecycle.handlesClosed && !idle.isActive { idle.start() }
     }
 
     /// Whether posted, next-iteration or chunked work is still waiting to run (timers aside).
@@ -303,6 +290,6 @@ final class LoopEngine {
     /// Whether something could run now without waiting for I/O or time.
     var hasReadyWork: Bool {
         hasQueuedWork || drainRequested || timersDue || timers.hasDue(at: now)
-            || inboxes.values.contains { $0.hasWaiting() }
+            || inboxes.hasWaiting
     }
 }

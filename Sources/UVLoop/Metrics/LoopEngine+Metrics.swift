@@ -34,13 +34,13 @@ extension LoopEngine {
                 nextIteration: nextIteration.count,
                 timers: timers.count,
                 chunkedLoops: chunkedLoops.count,
-                inboxMessages: inboxes.values.reduce(0) { $0 + $1.waitingCount() }))
+                inboxMessages: inboxes.waitingCount))
     }
 
     /// Runs the stall handler like any of the loop's callbacks: work it posts runs before the
     /// loop sleeps, and a shutdown or detach it asks for happens when it returns.
     private func reportStall(_ stall: LoopStall, to handler: @Sendable (LoopStall) -> Void) {
-        guard !handlesClosed else { return }
+        guard !lifecycle.handlesClosed else { return }
         runIOCallback { handler(stall) }
     }
 }

@@ -50,7 +50,7 @@ extension Loop {
             confined.value.metrics.stallHandler = handler.map { (nanoseconds, $0) }
         }
         if isOnLoopThread {
-            guard isAcceptingWork else { throw queue.refusal }
+            try lifecycle.admitWork()
             install()
         } else {
             try post(install)

@@ -54,7 +54,7 @@ extension Loop {
     /// - Throws: like ``post(_:)``.
     public func postNextIteration(_ work: consuming @escaping @Sendable () -> Void) throws(LoopError) {
         if isOnLoopThread {
-            guard queue.isOpen else { throw queue.refusal }
+            try lifecycle.admitWork()
             var job = Job.run(consume work)
             confined.withValue { $0.appendNextIteration(Job.take(&job)) }
         } else {
@@ -70,7 +70,7 @@ extension Loop {
     @inline(__always)
     func enqueue(_ job: consuming Job) throws(LoopError) {
         if isOnLoopThread {
-            guard queue.isOpen else { throw queue.refusal }
+            try lifecycle.admitWork()
             confined.withValue { $0.appendOwn(taking: &job) }
         } else {
             try queue.append(taking: &job, waking: wake)
@@ -97,7 +97,7 @@ extension Loop {
     ///   close a cycle of blocking invokes; in both cases `work` did not run.
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
         if isOnLoopThread {
-            guard !confined.value.handlesClosed else { throw queue.refusal }
+            try lifecycle.admitInline()
             return try work()
         }
         let caller = try beginBlockingWait("invoke")
@@ -119,7 +119,7 @@ extension Loop {
     ///   invokes; `work` did not run.
     public func invoke<T: Sendable>(_ work: @escaping @Sendable () -> T) throws(LoopError) -> T {
         if isOnLoopThread {
-            guard !confined.value.handlesClosed else { throw queue.refusal }
+            try lifecycle.admitInline()
             return work()
         }
         let caller = try beginBlockingWait("invoke")
@@ -166,7 +166,7 @@ extension Loop {
         _ work: @escaping @Sendable () throws -> T
     ) async throws -> T {
         if isOnLoopThread {
-            guard !confined.value.handlesClosed else { throw queue.refusal }
+            try lifecycle.admitInline()
             return try work()
         }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, any Error>, Never>) in
@@ -192,7 +192,11 @@ extension Loop {
     /// accepts work (`work` does not run).
     func onLoopThread(_ work: @escaping @Sendable () -> Void) -> LoopError? {
         if isOnLoopThread {
-            guard !confined.value.handlesClosed else { return queue.refusal }
+            do throws(LoopError) {
+                try lifecycle.admitInline()
+            } catch {
+                return error
+            }
             work()
             return nil
         }

@@ -195,7 +195,7 @@ extension Loop {
             try insertFromOtherThread(timer, deadline: .after(nanoseconds), repetition: repetition, work: work)
             return timer
         }
-        guard queue.isOpen else { throw queue.refusal }
+        try lifecycle.admitWork()
         let id = confined.withValue { $0.scheduleNew(after: nanoseconds, repetition: repetition, work: work) }
         return LoopTimer(loop: self, id: id)
     }
@@ -234,9 +234,9 @@ extension Loop {
             try insertFromOtherThread(timer, deadline: deadline, repetition: repetition, work: work)
             return
         }
-        guard queue.isOpen else {
+        guard lifecycle.acceptsWork else {
             abandon(timer)
-            throw queue.refusal
+            throw lifecycle.refusal
         }
         let state = confined.value
         let now = state.now

@@ -64,7 +64,7 @@ extension LoopEngine {
     /// timeout that was cancelled. With timers left, it stays armed: at worst it wakes the loop
     /// once for an entry that was cancelled, and then re-arms for the next.
     private func disarmIfNoTimers() {
-        guard timers.count == 0, armedDeadline != nil, !handlesClosed else { return }
+        guard timers.count == 0, armedDeadline != nil, !lifecycle.handlesClosed else { return }
         disarm()
     }
 
@@ -153,6 +153,19 @@ extension LoopEngine {
         guard clockSource == .system else { return }
         wakeTimer.start(deadline: deadline)
         armedDeadline = deadline
+    }
+
+    /// Cancels every pending timer: what the loop's shutdown and detach need. A sleeping task
+    /// throws `reason`, a tick sequence ends, a closure is released without running.
+    func cancelAllTimers(reason: LoopError) {
+        for (slot, work) in timers.removeAll() {
+            guard timers.shared.finish(slot: slot, as: TimerSlots.cancelled) else { continue }
+            switch work {
+            case .sleeper(let waiter): waiter.resume(with: .failure(reason))
+            case .ticker(let ticker): ticker.finish()
+            case .closure: break
+            }
+        }
     }
 
     /// Moves the manual clock (tests only); the caller then runs the loop so due timers fire.

@@ -187,7 +187,7 @@ final class DescriptorWatchTests: XCTestCase {
         defer { close(readEnd); close(writeEnd) }
         let reading = try loop.watchDescriptor(readEnd, for: .readable) { _, _ in }
         let writing = try loop.watchDescriptor(writeEnd, for: .writable) { _, _ in }
-        let pointer = try XCTUnwrap(reading.handle.value.map { UnsafeRawPointer($0.handle.pointer) })
+        let pointer = try XCTUnwrap(reading.core.value.map { UnsafeRawPointer($0.handle.handle.pointer) })
         loop.shutdown()
         XCTAssertFalse(reading.isActive)
         XCTAssertFalse(writing.isActive)
@@ -278,7 +278,7 @@ final class DescriptorWatchTests: XCTestCase {
         let (readEnd, writeEnd) = makePipe()
         defer { close(readEnd); close(writeEnd) }
         let sequence = try loop.readiness(of: writeEnd, for: .writable)
-        XCTAssertEqual(sequence.watch.handle.value?.isActive, false, "no consumer yet: not polling")
+        XCTAssertEqual(sequence.watch.core.value?.isPolling, false, "no consumer yet: not polling")
         let received = LoopBound(0, loop: loop)
         let resume = LoopBound<CheckedContinuation<Void, Never>?>(nil, loop: loop)
         Task(executorPreference: loop) {
@@ -290,7 +290,7 @@ final class DescriptorWatchTests: XCTestCase {
         try step(loop) { received.value == 1 }
         try loop.runUntilIdle()
         XCTAssertEqual(received.value, 1)
-        XCTAssertEqual(sequence.watch.handle.value?.isActive, false, "busy consumer: not polling")
+        XCTAssertEqual(sequence.watch.core.value?.isPolling, false, "busy consumer: not polling")
         resume.value?.resume()
         try step(loop) { received.value == 2 }
         sequence.watch.cancel()

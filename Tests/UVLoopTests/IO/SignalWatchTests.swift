@@ -369,6 +369,6 @@ final class SignalWatchTests: XCTestCase {
 extension SignalWatch {
     /// The libuv handle's address while the watch is open (for `Loop.ownsHandle`).
     var handlePointer: UnsafeRawPointer? {
-        handle.value.map { UnsafeRawPointer($0.handle.pointer) }
+        core.value.map { UnsafeRawPointer($0.handle.handle.pointer) }
     }
 }

@@ -57,11 +57,9 @@ public final class DescriptorWatch: Sendable {
 
     private let interest: Atomic<UInt8>
     private let ended = Atomic<Bool>(false)
-    /// Loop thread only: the libuv handle while the watch is open.
-    let handle = LoopConfined<PollHandle?>(nil)
-    /// Loop thread only: the events the handle polls for now (libuv's bits).
-    private let polling = LoopConfined<Int32>(0)
-    /// Loop thread only: the handler, released (on the loop's thread) when the watch ends.
+    /// Loop thread only: the open handle and the handler, while the watch is open.
+    let core = LoopConfined<DescriptorWatchCore?>(nil)
+    /// Loop thread only: the handler, until the watch opens.
     private let handler: LoopConfined<(@Sendable (DescriptorWatch, Result<DescriptorEvents, LoopError>) -> Void)?>
     /// The async face: the handle polls only while its consumer waits.
     let channel: IOEventChannel<DescriptorEvents>?
@@ -100,10 +98,10 @@ public final class DescriptorWatch: Sendable {
         guard isActive else { return false }
         interest.store(events.rawValue, ordering: .relaxed)
         if loop.isOnLoopThread {
-            applyInterest()
+            core.value?.applyInterest()
         } else {
             do {
-                try loop.post { [self] in applyInterest() }
+                try loop.post { [self] in core.value?.applyInterest() }
             } catch {
                 return false
             }
@@ -122,51 +120,27 @@ public final class DescriptorWatch: Sendable {
     /// - Returns: `true` if this call ended the watch; `false` if it had already ended.
     @discardableResult
     public func cancel() -> Bool {
-        guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        guard end() else { return false }
         channel?.finish()
         // Refused only once the loop has begun shutting down or detaching, which closes every
         // open watch, this one included.
-        _ = loop.onLoopThread { [self] in close() }
+        _ = loop.onLoopThread { [self] in core.value?.close(reason: .streamClosed) }
         return true
+    }
+
+    /// Marks the watch ended, once. Any thread.
+    fileprivate func end() -> Bool {
+        !ended.exchange(true, ordering: .acquiringAndReleasing)
     }
 
     // MARK: the loop's side
 
     /// Opens the libuv handle and starts polling. Loop thread only.
     func start(keepsOwnerLoopAlive: Bool) throws(LoopError) {
-        let state = loop.confined.value
-        guard !state.handlesClosed, loop.queue.phase == .open else { throw loop.queue.refusal }
-        guard !state.watchedDescriptors.contains(descriptor) else { throw alreadyWatched }
-        let opened: PollHandle
-        do {
-            opened = try PollHandle(loop: state.native, descriptor: descriptor) { [unowned state, self] status, events in
-                state.runIOCallback { self.ready(status: status, events: events) }
-            }
-        } catch {
-            guard case .libuv(_, let code) = error else { throw error }
-            switch code {
-            case PollHandle.alreadyWatched: throw alreadyWatched
-            case PollHandle.notOpen: throw Self.notOpen(descriptor)
-            case PollHandle.notPollable:
-                throw LoopError.invalidArgument(
-                    "descriptor \(descriptor) cannot be watched for readiness: the kernel cannot poll what it refers to (a regular file, a directory, /dev/null), which is always ready; read or write it directly, or on the thread pool")
-            default: throw error
-            }
-        }
-        if !state.native.isOwned && !keepsOwnerLoopAlive { opened.unref() }
-        handle.value = opened
-        state.watchedDescriptors.insert(descriptor)
-        state.registerIOHandle(ObjectIdentifier(self)) { [self] in
-            ended.store(true, ordering: .releasing)
-            channel?.finish()
-            close()
-        }
-        applyInterest()
-    }
-
-    private var alreadyWatched: LoopError {
-        .invalidArgument(
-            "descriptor \(descriptor) is already watched on this loop (libuv polls a descriptor once per loop, and the loop or its owner polls this one); change what the existing watch waits for with update(_:), or cancel it first")
+        let opened = try DescriptorWatchCore(watch: self, handler: handler.value, keepsOwnerLoopAlive: keepsOwnerLoopAlive)
+        handler.value = nil
+        core.value = opened
+        opened.applyInterest()
     }
 
     static func notOpen(_ descriptor: Int32) -> LoopError {
@@ -174,72 +148,118 @@ public final class DescriptorWatch: Sendable {
             "descriptor \(descriptor) is not open; watch a descriptor while it is open, and close it only after the watch has ended")
     }
 
+    /// The async face's consumer began to wait: poll for it. Any thread.
+    func consumerWaits() {
+        if loop.isOnLoopThread {
+            core.value?.applyInterest()
+        } else {
+            // Refused only once the loop has begun shutting down or detaching, which ends the
+            // sequence.
+            try? loop.post { [self] in core.value?.applyInterest() }
+        }
+    }
+}
+
+/// The loop-thread side of a ``DescriptorWatch``: its `uv_poll_t`, what it polls for, and its
+/// handler. Loop thread only.
+final class DescriptorWatchCore: IOHandleCore<PollHandle> {
+    /// The public watch; released (with the handler) when the watch closes.
+    private var watch: DescriptorWatch?
+    private var handler: (@Sendable (DescriptorWatch, Result<DescriptorEvents, LoopError>) -> Void)?
+    /// The events the handle polls for now (libuv's bits).
+    private var polling: Int32 = 0
+    private let descriptor: Int32
+
+    init(
+        watch: DescriptorWatch, handler: (@Sendable (DescriptorWatch, Result<DescriptorEvents, LoopError>) -> Void)?,
+        keepsOwnerLoopAlive: Bool
+    ) throws(LoopError) {
+        self.watch = watch
+        self.handler = handler
+        self.descriptor = watch.descriptor
+        try super.init(loop: watch.loop)
+        let ioHandles = loop.confined.value.ioHandles
+        guard !ioHandles.watchedDescriptors.contains(descriptor) else { throw alreadyWatched }
+        let opened: PollHandle
+        do {
+            opened = try PollHandle(loop: loop.native, descriptor: descriptor)
+        } catch {
+            guard case .libuv(_, let code) = error else { throw error }
+            switch code {
+            case PollHandle.alreadyWatched: throw alreadyWatched
+            case PollHandle.notOpen: throw DescriptorWatch.notOpen(descriptor)
+            case PollHandle.notPollable:
+                throw LoopError.invalidArgument(
+                    "descriptor \(descriptor) cannot be watched for readiness: the kernel cannot poll what it refers to (a regular file, a directory, /dev/null), which is always ready; read or write it directly, or on the thread pool")
+            default: throw error
+            }
+        }
+        opened.onEvent { [unowned self] status, events in asLoopCallback { ready(status: status, events: events) } }
+        ioHandles.watchedDescriptors.insert(descriptor)
+        open(opened, keepsOwnerLoopAlive: keepsOwnerLoopAlive)
+    }
+
+    private var alreadyWatched: LoopError {
+        .invalidArgument(
+            "descriptor \(descriptor) is already watched on this loop (libuv polls a descriptor once per loop, and the loop or its owner polls this one); change what the existing watch waits for with update(_:), or cancel it first")
+    }
+
     /// Polls for what is asked for now: the interest, and for an async face only while its
-    /// consumer waits. Loop thread only.
+    /// consumer waits.
     func applyInterest() {
-        guard let open = handle.value, isActive else { return }
-        let waiting = channel.map { $0.hasWaiter } ?? true
-        let wanted = waiting ? events.libuvEvents : 0
-        guard wanted != polling.value else { return }
-        let status = open.start(wanted)
+        guard isOpen, let watch, watch.isActive else { return }
+        let waiting = watch.channel.map { $0.hasWaiter } ?? true
+        let wanted = waiting ? watch.events.libuvEvents : 0
+        guard wanted != polling else { return }
+        let status = handle.start(wanted)
         guard status == 0 else {
             fail(LoopError.libuv(status, "uv_poll_start"))
             return
         }
-        polling.value = wanted
+        polling = wanted
     }
 
-    /// The async face's consumer began to wait: poll for it. Any thread.
-    func consumerWaits() {
-        if loop.isOnLoopThread {
-            applyInterest()
-        } else {
-            // Refused only once the loop has begun shutting down or detaching, which ends the
-            // sequence.
-            try? loop.post { [self] in applyInterest() }
-        }
-    }
+    /// Whether libuv polls the descriptor now (for tests).
+    var isPolling: Bool { isOpen && handle.isActive }
 
     /// libuv's poll callback, in the loop's poll phase.
     private func ready(status: Int32, events: Int32) {
         guard status == 0 else {
             // libuv has stopped the handle (the kernel reported an error condition).
-            polling.value = 0
+            polling = 0
             fail(LoopError.libuv(status, "uv_poll (descriptor \(descriptor))"))
             return
         }
-        guard !ended.load(ordering: .acquiring) else { return }
-        let ready = DescriptorEvents(libuvEvents: events).intersection(self.events)
+        guard let watch, watch.isActive else { return }
+        let ready = DescriptorEvents(libuvEvents: events).intersection(watch.events)
         guard !ready.isEmpty else { return }
-        if let channel {
+        if let channel = watch.channel {
             channel.deliver(ready)
             applyInterest()
-        } else if let handler = handler.value {
-            handler(self, .success(ready))
+        } else if let handler {
+            handler(watch, .success(ready))
         }
     }
 
     /// Ends the watch with `error`, which the handler (or the async face's consumer) gets once.
     private func fail(_ error: LoopError) {
-        guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let handler = handler.value
-        close()
-        if let channel {
-            channel.finish(failing: error)
-        } else {
-            handler?(self, .failure(error))
-        }
+        guard let watch, watch.end() else { return }
+        let handler = handler
+        close(reason: error)
+        if watch.channel == nil { handler?(watch, .failure(error)) }
     }
 
-    /// Stops polling, closes the handle and releases the handler; the descriptor stays open.
-    /// Loop thread only; idempotent.
-    private func close() {
-        guard let open = handle.value else { return }
-        handle.value = nil
-        open.close()
-        handler.value = nil
-        let state = loop.confined.value
-        state.watchedDescriptors.remove(descriptor)
-        state.unregisterIOHandle(ObjectIdentifier(self))
+    override func didClose(reason: LoopError) {
+        loop.confined.value.ioHandles.watchedDescriptors.remove(descriptor)
+        if let watch {
+            _ = watch.end()
+            // An error that ended the watch is its sequence's failure; a cancel or the loop's
+            // ending ends the sequence quietly.
+            let failed = reason != .streamClosed && reason != loop.lifecycle.refusal
+            watch.channel?.finish(failing: failed ? reason : nil)
+            watch.core.value = nil
+        }
+        watch = nil
+        handler = nil
     }
 }

@@ -28,12 +28,7 @@ extension Loop {
         guard let port = UInt16(exactly: port) else {
             throw .invalidArgument("port must be 0 through 65535 (got \(port))")
         }
-        let engine = confined.value
-        guard queue.isOpen, !engine.handlesClosed else { throw queue.refusal }
-        let key = NameLookupKey()
-        let core = NameLookupCore(completion: completion) { [weak engine] in
-            engine?.unregisterIOHandle(ObjectIdentifier(key))
-        }
+        let core = try NameLookupCore(loop: self, completion: completion)
         let lookup = NameLookup(loop: self, core: core)
         let started = AddressLookupRequest.start(on: native, host: host, port: port) { result in
             if let reason = core.closeReason { return lookup.finish(.failure(reason)) }
@@ -44,11 +39,9 @@ extension Loop {
             }
         }
         switch started {
-        case .success(let request): core.started(request)
+        case .success(let request): core.open(request, keepsOwnerLoopAlive: true)
         case .failure(let error): throw error
         }
-        let reason: LoopError = native.isOwned ? .shutDown : .detached
-        engine.registerIOHandle(ObjectIdentifier(key)) { core.close(reason: reason) }
         return lookup
     }
 
@@ -159,6 +152,3 @@ extension Loop {
         throw lastError
     }
 }
-
-/// The identity a lookup registers under with the loop.
-private final class NameLookupKey {}

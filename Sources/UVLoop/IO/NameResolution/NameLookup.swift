@@ -49,24 +49,21 @@ public final class NameLookup: Sendable {
 }
 
 /// The loop-thread part of a ``NameLookup``: libuv's request and the completion. Loop thread only.
-final class NameLookupCore {
-    private var request: AddressLookupRequest?
+///
+/// A lookup is a request, not a handle: closing it withdraws it (`uv_cancel`), and libuv's
+/// callback still comes, reporting the loop's refusal when the loop's ending closed it.
+final class NameLookupCore: IOHandleCore<AddressLookupRequest> {
     private var completion: ((Result<[SocketAddress], LoopError>) -> Void)?
-    /// Why the loop ended the lookup (shutdown or detach), reported instead of libuv's result.
-    var closeReason: LoopError?
-    let unregister: () -> Void
 
-    init(completion: @escaping (Result<[SocketAddress], LoopError>) -> Void, unregister: @escaping () -> Void) {
+    init(loop: Loop, completion: @escaping (Result<[SocketAddress], LoopError>) -> Void) throws(LoopError) {
         self.completion = completion
-        self.unregister = unregister
+        try super.init(loop: loop)
     }
 
-    func started(_ request: AddressLookupRequest) { self.request = request }
-
+    /// The lookup was cancelled: withdraw the request and drop the completion.
     func cancel() {
-        request?.cancel()
         completion = nil
-        unregister()
+        close(reason: .streamClosed)
     }
 
     /// libuv is done with the request: forgets it, and calls the completion with `result` (nil
@@ -74,14 +71,7 @@ final class NameLookupCore {
     func complete(_ result: Result<[SocketAddress], LoopError>?) {
         let completion = completion
         self.completion = nil
-        request = nil
-        unregister()
+        endedByItself()
         if let result { completion?(result) }
-    }
-
-    /// Shutdown or detach: withdraw the request; libuv's callback then reports `reason`.
-    func close(reason: LoopError) {
-        closeReason = reason
-        request?.cancel()
     }
 }

@@ -41,9 +41,9 @@ public final class SignalWatch: Sendable {
     public let isOneShot: Bool
 
     private let ended = Atomic<Bool>(false)
-    /// Loop thread only: the libuv handle while the watch is open.
-    let handle = LoopConfined<SignalHandle?>(nil)
-    /// Loop thread only: the handler, released (on the loop's thread) when the watch ends.
+    /// Loop thread only: the open handle and the handler, while the watch is open.
+    let core = LoopConfined<SignalWatchCore?>(nil)
+    /// Loop thread only: the handler, until the watch opens.
     private let handler: LoopConfined<(@Sendable (SignalWatch) -> Void)?>
     /// Runs once the watch has ended, on any thread (ends an async face's sequence).
     private let onEnd: (@Sendable () -> Void)?
@@ -75,11 +75,17 @@ public final class SignalWatch: Sendable {
     ///   (cancelled, its one delivery made, or its loop shut down or detached).
     @discardableResult
     public func cancel() -> Bool {
-        guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return false }
-        onEnd?()
+        guard end() else { return false }
         // Refused only once the loop has begun shutting down or detaching, which closes every
         // open watch, this one included.
-        _ = loop.onLoopThread { [self] in close() }
+        _ = loop.onLoopThread { [self] in core.value?.close(reason: .streamClosed) }
+        return true
+    }
+
+    /// Marks the watch ended, once, and tells the async face. Any thread.
+    fileprivate func end() -> Bool {
+        guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        onEnd?()
         return true
     }
 
@@ -87,44 +93,50 @@ public final class SignalWatch: Sendable {
 
     /// Opens the libuv handle and starts watching. Loop thread only.
     func start(keepsOwnerLoopAlive: Bool) throws(LoopError) {
-        let state = loop.confined.value
-        guard !state.handlesClosed, loop.queue.phase == .open else { throw loop.queue.refusal }
-        let opened = try SignalHandle(loop: state.native) { [unowned state, self] in
-            state.runIOCallback { self.delivered() }
-        }
-        let status = opened.start(signal.number, oneShot: isOneShot)
+        guard let handler = handler.value else { return }
+        let opened = try SignalWatchCore(watch: self, handler: handler, keepsOwnerLoopAlive: keepsOwnerLoopAlive)
+        self.handler.value = nil
+        core.value = opened
+    }
+}
+
+/// The loop-thread side of a ``SignalWatch``: its `uv_signal_t` and its handler. Loop thread only.
+final class SignalWatchCore: IOHandleCore<SignalHandle> {
+    /// The public watch; released (with the handler) when the watch closes.
+    private var watch: SignalWatch?
+    private var handler: (@Sendable (SignalWatch) -> Void)?
+
+    init(watch: SignalWatch, handler: @escaping @Sendable (SignalWatch) -> Void, keepsOwnerLoopAlive: Bool) throws(LoopError) {
+        self.watch = watch
+        self.handler = handler
+        try super.init(loop: watch.loop)
+        let opened = try SignalHandle(loop: loop.native)
+        let status = opened.start(watch.signal.number, oneShot: watch.isOneShot)
         guard status == 0 else {
             opened.close()
-            throw LoopError.libuv(status, isOneShot ? "uv_signal_start_oneshot" : "uv_signal_start")
+            throw LoopError.libuv(status, watch.isOneShot ? "uv_signal_start_oneshot" : "uv_signal_start")
         }
-        if !state.native.isOwned && !keepsOwnerLoopAlive { opened.unref() }
-        handle.value = opened
-        state.registerIOHandle(ObjectIdentifier(self)) { [self] in
-            ended.store(true, ordering: .releasing)
-            onEnd?()
-            close()
-        }
+        opened.onSignal { [unowned self] in asLoopCallback { delivered() } }
+        open(opened, keepsOwnerLoopAlive: keepsOwnerLoopAlive)
     }
 
     /// A delivery, in the loop's poll phase.
     private func delivered() {
-        guard let handler = handler.value, !ended.load(ordering: .acquiring) else { return }
-        if isOneShot {
-            guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return }
-            handler(self)
-            onEnd?()
-            close()
+        guard let watch, let handler, watch.isActive else { return }
+        if watch.isOneShot {
+            guard watch.end() else { return }
+            handler(watch)
+            close(reason: .streamClosed)
         } else {
-            handler(self)
+            handler(watch)
         }
     }
 
-    /// Closes the handle and releases the handler. Loop thread only; idempotent.
-    private func close() {
-        guard let open = handle.value else { return }
-        handle.value = nil
-        open.close()
-        handler.value = nil
-        loop.confined.value.unregisterIOHandle(ObjectIdentifier(self))
+    override func didClose(reason: LoopError) {
+        // Ended by the loop (shutdown, detach): the watch learns it here.
+        _ = watch?.end()
+        watch?.core.value = nil
+        watch = nil
+        handler = nil
     }
 }

@@ -81,7 +81,7 @@ public final class StreamConnection: Sendable {
     /// whose writes were shut down, is closed normally. Otherwise like ``close()``.
     public func resetAndClose() {
         let box = box
-        _ = loop.onLoopThread { box.value.close(reason: .streamClosed, reset: true) }
+        _ = loop.onLoopThread { box.value.closeWithReset(reason: .streamClosed) }
     }
 
     // MARK: options

@@ -3,15 +3,10 @@ import CLibUV
 /// The loop-thread state of one ``StreamConnection``: its libuv handle, its reading (callback or
 /// async), its write queue and water marks, and how it closed. Also a connection still
 /// connecting, before its `StreamConnection` exists. Loop thread only.
-final class StreamConnectionCore: StreamHandleDelegate {
+final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelegate {
     enum ReadMode { case idle, callback, async }
     enum ReadEnd { case end, failed(LoopError) }
 
-    let loop: Loop
-    let handle: StreamHandle
-    /// Why the connection closed (``LoopError/streamClosed`` for `close()`, or the loop's
-    /// ``LoopError/shutDown`` / ``LoopError/detached``); nil while open.
-    private(set) var closeReason: LoopError?
     /// The public object, once connected or accepted; dropped when libuv is done with the handle.
     var connection: StreamConnection?
 
@@ -41,29 +36,36 @@ final class StreamConnectionCore: StreamHandleDelegate {
     /// The first failure of a write nobody waits for, reported by the next async write.
     private var unreportedWriteFailure: LoopError?
 
-    /// Creates the handle and registers it with the loop, which closes it at shutdown or detach.
+    /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
+    /// A stream keeps an owner's loop alive, as the owner's own streams do.
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32? = nil) throws(LoopError) {
-        let engine = loop.confined.value
-        guard loop.queue.isOpen, !engine.handlesClosed else { throw loop.queue.refusal }
+        try super.init(loop: loop)
         BrokenPipeSignal.ignoreUnlessHandled()
-        handle = try StreamHandle(kind, loop: loop.native, readBuffer: engine.streamReadBuffer, socketFamily: socketFamily)
-        self.loop = loop
-        handle.setDelegate(self)
-        let reason: LoopError = loop.native.isOwned ? .shutDown : .detached
-        engine.registerIOHandle(ObjectIdentifier(self)) { [self] in close(reason: reason) }
+        let readBuffer = loop.confined.value.ioHandles.streamReadBuffer
+        let opened = try StreamHandle(kind, loop: loop.native, readBuffer: readBuffer, socketFamily: socketFamily)
+        opened.setDelegate(self)
+        open(opened, keepsOwnerLoopAlive: true)
     }
-
-    var isOpen: Bool { closeReason == nil }
 
     // MARK: closing
 
-    /// Closes the handle (with a reset if asked), fails whatever waits, and forgets the
-    /// writability handler. Idempotent. Calls no user code (the loop's registry requires it).
-    func close(reason: LoopError, reset: Bool = false) {
-        guard closeReason == nil else { return }
-        closeReason = reason
-        loop.confined.value.unregisterIOHandle(ObjectIdentifier(self))
-        if reset { handle.closeWithReset() } else { handle.close() }
+    /// The next close resets the connection (TCP `SO_LINGER` 0) instead of closing it gracefully.
+    private var resetOnClose = false
+
+    /// Closes the handle with a reset (the peer reads `ECONNRESET`). Idempotent.
+    func closeWithReset(reason: LoopError) {
+        guard isOpen else { return }
+        resetOnClose = true
+        close(reason: reason)
+    }
+
+    override func closeNative(_ native: StreamHandle) {
+        if resetOnClose { native.closeWithReset() } else { native.close() }
+    }
+
+    /// Fails whatever waits and forgets the writability handler. Calls no user code (the loop's
+    /// ending requires it).
+    override func didClose(reason: LoopError) {
         isReading = false
         writableHandler = nil
         if let waiting = readWaiter {

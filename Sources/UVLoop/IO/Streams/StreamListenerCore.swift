@@ -1,13 +1,10 @@
 /// The loop-thread state of one ``StreamListener``: its handle, and where accepted connections
 /// go (a handler, or the queue that ``StreamListener/connections`` reads). Loop thread only.
-final class StreamListenerCore: StreamHandleDelegate {
+final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate {
     /// Accepted connections the async face buffers before it stops accepting (the rest wait in
     /// the kernel's backlog).
     static let acceptQueueLimit = 64
 
-    let loop: Loop
-    let handle: StreamHandle
-    private(set) var closeReason: LoopError?
     var handler: ((Result<StreamConnection, LoopError>) -> Void)?
     private var accepted: [Result<StreamConnection, LoopError>] = []
     private var acceptedHead = 0
@@ -16,23 +13,16 @@ final class StreamListenerCore: StreamHandleDelegate {
     private var acceptWaiter: (waiter: StreamWaiter, continuation: LoopContinuation<StreamConnection?>)?
 
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32?) throws(LoopError) {
-        let engine = loop.confined.value
-        guard loop.queue.isOpen, !engine.handlesClosed else { throw loop.queue.refusal }
+        try super.init(loop: loop)
         BrokenPipeSignal.ignoreUnlessHandled()
-        handle = try StreamHandle(kind, loop: loop.native, readBuffer: engine.streamReadBuffer, socketFamily: socketFamily)
-        self.loop = loop
-        handle.setDelegate(self)
-        let reason: LoopError = loop.native.isOwned ? .shutDown : .detached
-        engine.registerIOHandle(ObjectIdentifier(self)) { [self] in close(reason: reason) }
+        let readBuffer = loop.confined.value.ioHandles.streamReadBuffer
+        let opened = try StreamHandle(kind, loop: loop.native, readBuffer: readBuffer, socketFamily: socketFamily)
+        opened.setDelegate(self)
+        open(opened, keepsOwnerLoopAlive: true)
     }
 
-    /// Closes the listener (and, on the async face, the connections accepted but not taken).
-    /// Calls no user code.
-    func close(reason: LoopError) {
-        guard closeReason == nil else { return }
-        closeReason = reason
-        loop.confined.value.unregisterIOHandle(ObjectIdentifier(self))
-        handle.close()
+    /// Closes the connections accepted but not taken (the async face). Calls no user code.
+    override func didClose(reason: LoopError) {
         for case .success(let connection) in accepted[acceptedHead...] {
             connection.box.value.close(reason: reason)
         }

@@ -70,7 +70,7 @@ public final class Inbox<Message: Sendable>: Sendable {
     /// shutdown or detach closed the inbox), otherwise the inbox's own `close()`.
     @usableFromInline
     var whyClosed: LoopError {
-        loop.isAcceptingWork ? .inboxClosed : loop.queue.refusal
+        loop.isAcceptingWork ? .inboxClosed : loop.lifecycle.refusal
     }
 
     /// A send found the ring full: make sure the loop is draining it, then let it run.

@@ -60,7 +60,7 @@ extension Loop {
         hasWaiting: @escaping @Sendable () -> Bool, waitingCount: @escaping @Sendable () -> Int
     ) throws(LoopError) -> WakeHandle {
         let make: @Sendable () throws(LoopError) -> WakeHandle = { [self] () throws(LoopError) in
-            guard queue.phase == .open else { throw queue.refusal }
+            try lifecycle.admitWork()
             let state = confined.value
             let finished = LoopConfined(false)
             let key = ObjectIdentifier(finished)
@@ -70,7 +70,7 @@ extension Loop {
                 finished.value = true
                 finish(wake)
                 handle = nil
-                state?.inboxes[key] = nil
+                state?.inboxes.remove(key)
             }
             let wake = try WakeHandle(loop: native) { [weak state] in
                 guard handle != nil, let state else { return }
@@ -78,8 +78,8 @@ extension Loop {
             }
             handle = wake
             if !native.isOwned { wake.unref() }
-            state.inboxes[key] = InboxEntry(
-                settle: settle, close: finishOnce, hasWaiting: hasWaiting, waitingCount: waitingCount)
+            state.inboxes.add(key, InboxEntry(
+                settle: settle, close: finishOnce, hasWaiting: hasWaiting, waitingCount: waitingCount))
             return wake
         }
         if isOnLoopThread { return try make() }

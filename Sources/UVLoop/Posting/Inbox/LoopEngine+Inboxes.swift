@@ -20,18 +20,18 @@ extension LoopEngine {
         // Receivers may close inboxes or make new ones: work on the list taken out, and keep its
         // buffer for the next turn (no allocation per turn).
         var keys: [ObjectIdentifier] = []
-        swap(&keys, &spareUnsettledInboxes)
-        swap(&keys, &unsettledInboxes)
+        swap(&keys, &inboxes.spareUnsettled)
+        swap(&keys, &inboxes.unsettled)
         defer {
             keys.removeAll(keepingCapacity: true)
-            swap(&keys, &spareUnsettledInboxes)
+            swap(&keys, &inboxes.spareUnsettled)
         }
-        inboxesBusy = false
+        inboxes.isBusy = false
         var index = 0
         while index < keys.count {
             let key = keys[index]
             index += 1
-            guard !handlesClosed, let inbox = inboxes[key] else { continue }
+            guard !lifecycle.handlesClosed, let inbox = inboxes[key] else { continue }
             switch inbox.settle() {
             case .settled:
                 break
@@ -41,14 +41,14 @@ extension LoopEngine {
                 inbox.close()
             }
         }
-        if !handlesClosed { updateHandles() }
+        if !lifecycle.handlesClosed { updateHandles() }
     }
 
     /// The inbox's flag stays set: it is looked at in the next prepare phase, and no poll blocks
     /// before then.
     private func keepUnsettled(_ key: ObjectIdentifier) {
-        inboxesBusy = true
+        inboxes.isBusy = true
         startIdle()
-        if !unsettledInboxes.contains(key) { unsettledInboxes.append(key) }
+        if !inboxes.unsettled.contains(key) { inboxes.unsettled.append(key) }
     }
 }

@@ -10,15 +10,19 @@ import Glibc
 /// not open, `UV_EPERM` for a regular file or a directory), then switches the descriptor to
 /// non-blocking mode (`ioctl(FIONBIO)`), which it is left in when the handle closes. Stopping and
 /// closing the handle take the descriptor out of the loop's epoll set and never close it.
-struct PollHandle {
+struct PollHandle: NativeIOHandle {
     let handle: LibUVHandle<uv_poll_t>
 
-    /// `onEvent` gets libuv's status (0, or a negative error code; libuv has then stopped the
-    /// handle) and the `UV_READABLE`/`UV_WRITABLE`/`UV_DISCONNECT` bits that are ready.
-    init(loop: NativeLoop, descriptor: Int32, _ onEvent: @escaping (Int32, Int32) -> Void) throws(LoopError) {
+    /// A handle that calls nothing until its owner sets `onEvent`.
+    init(loop: NativeLoop, descriptor: Int32) throws(LoopError) {
         handle = try LibUVHandle(
-            "uv_poll_init", initialize: { uv_poll_init(loop.pointer, $0, descriptor) }, fireWithEvent: onEvent)
+            "uv_poll_init", initialize: { uv_poll_init(loop.pointer, $0, descriptor) }, fireWithEvent: { _, _ in })
     }
+
+    /// Sets what readiness calls: `body` gets libuv's status (0, or a negative error code; libuv
+    /// has then stopped the handle) and the `UV_READABLE`/`UV_WRITABLE`/`UV_DISCONNECT` bits that
+    /// are ready.
+    func onEvent(_ body: @escaping (Int32, Int32) -> Void) { handle.onEvent(body) }
 
     /// Polls for `events` (libuv's bits) from now on; zero stops polling, keeping the handle.
     /// Returns libuv's status.

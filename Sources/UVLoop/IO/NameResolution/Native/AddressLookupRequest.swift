@@ -4,7 +4,7 @@ import Glibc
 /// One `uv_getaddrinfo` on libuv's thread pool: the request (alive until its callback, which
 /// frees it) and what the callback calls. Loop thread only, apart from the pool thread that
 /// libuv runs `getaddrinfo` on, which touches only libuv's part of the request.
-final class AddressLookupRequest {
+final class AddressLookupRequest: NativeIOHandle {
     private let request: UnsafeMutablePointer<uv_getaddrinfo_t>
     private let done: (Result<[SocketAddress], LoopError>) -> Void
 
@@ -49,6 +49,12 @@ final class AddressLookupRequest {
         }
         return .success(lookup)
     }
+
+    /// Withdraws the lookup (see `cancel()`): what closing a request means.
+    func close() { cancel() }
+
+    /// A request keeps the loop alive until its callback; there is no reference to drop.
+    func unref() {}
 
     /// Withdraws the lookup if no pool thread has started it (`uv_cancel`); the callback then
     /// reports `UV_EAI_CANCELED`. Loop thread only.

@@ -13,12 +13,16 @@ import Glibc
 ///
 /// Closing is safe at any time, from inside the callback too: libuv delays the close callback
 /// (which frees the memory) until the loop has read every delivery already written to its pipe.
-struct SignalHandle {
+struct SignalHandle: NativeIOHandle {
     let handle: LibUVHandle<uv_signal_t>
 
-    init(loop: NativeLoop, _ onSignal: @escaping () -> Void) throws(LoopError) {
-        handle = try LibUVHandle("uv_signal_init", initialize: { uv_signal_init(loop.pointer, $0) }, fire: onSignal)
+    /// A handle that calls nothing until its owner sets `onSignal`.
+    init(loop: NativeLoop) throws(LoopError) {
+        handle = try LibUVHandle("uv_signal_init", initialize: { uv_signal_init(loop.pointer, $0) }, fire: {})
     }
+
+    /// Sets what each delivery calls.
+    func onSignal(_ body: @escaping () -> Void) { handle.onFire(body) }
 
     /// Starts watching `signal`; returns libuv's status (0, or a negative error code).
     func start(_ signal: Int32, oneShot: Bool) -> Int32 {

@@ -30,7 +30,7 @@ enum StreamWriteOutcome {
 /// Its `data` field holds a retained `StreamHandleContext` (the delegate, the loop's read buffer
 /// and this handle's pool of write requests) from `init` until the close callback, which
 /// releases it; so the delegate stays alive as long as libuv may call it.
-struct StreamHandle {
+struct StreamHandle: NativeIOHandle {
     enum Kind { case tcp, pipe }
 
     let pointer: UnsafeMutablePointer<uv_stream_t>
@@ -127,10 +127,8 @@ struct StreamHandle {
         UnsafeMutableRawPointer(handle).deallocate()
     }
 
-    /// Keeps or stops keeping the loop alive while active (`uv_ref` / `uv_unref`).
-    func setReferenced(_ referenced: Bool) {
-        if referenced { uv_ref(base) } else { uv_unref(base) }
-    }
+    /// Lets the handle stop keeping the loop alive on its own (`uv_unref`).
+    func unref() { uv_unref(base) }
 
     // MARK: reading
 

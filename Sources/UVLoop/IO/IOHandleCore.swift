@@ -1,0 +1,96 @@
+/// What a libuv handle (or request) must offer to live on a loop as an I/O handle.
+protocol NativeIOHandle {
+    /// Closes the handle; libuv frees its memory after the close callback. Closing twice does
+    /// nothing.
+    func close()
+    /// Lets the handle stop keeping the loop alive on its own (`uv_unref`).
+    func unref()
+}
+
+/// The loop-thread side of one I/O handle, whatever its kind: what every kind shares, written
+/// once. Loop thread only.
+///
+/// - It opens under the loop's admission (`LoopLifecycle.admitHandle`): a loop that is shutting
+///   down, shut down, detaching or detached refuses it with its one refusal.
+/// - Once its libuv handle exists (`open(_:keepsOwnerLoopAlive:)`), it is recorded in the loop's
+///   open handles (`LoopIOHandles`), which close it at shutdown and detach; on a loop that C code
+///   owns it is unreferenced unless it must keep the owner's loop alive.
+/// - It closes exactly once (`close(reason:)`): by its user, by an error that ends it, or by the
+///   loop's ending; `closeReason` says which, and the kind's `didClose(reason:)` runs then. A
+///   close by the loop's ending calls no user code synchronously (it may post, or resume a task).
+/// - Its memory is freed only after libuv's close callback (the native handle's rule): touch
+///   `handle` only while the core is open.
+/// - libuv's callbacks run as the loop's own (`asLoopCallback`): a detach or shutdown asked for
+///   inside one finishes when it returns, and work it queued gets the idle handle it needs.
+///
+/// A kind subclasses it with its own state and verbs: `SignalWatchCore`, `DescriptorWatchCore`,
+/// `StreamConnectionCore`, `StreamListenerCore`, `NameLookupCore`. See "Adding a handle kind" in
+/// ARCHITECTURE.md.
+class IOHandleCore<Native: NativeIOHandle> {
+    let loop: Loop
+    private var native: Native?
+    /// Why the handle closed: ``LoopError/streamClosed`` when its user closed it, the loop's
+    /// refusal (``LoopError/shutDown``, ``LoopError/detached``) at the loop's ending, or the
+    /// error that ended it. Nil while open.
+    private(set) var closeReason: LoopError?
+
+    /// Admits a new handle on `loop`. Loop thread only.
+    /// - Throws: the loop's refusal once it no longer accepts handles.
+    init(loop: Loop) throws(LoopError) {
+        try loop.lifecycle.admitHandle()
+        self.loop = loop
+    }
+
+    /// The libuv handle, from `open(_:keepsOwnerLoopAlive:)` on. Only while open: libuv frees it
+    /// after closing.
+    final var handle: Native {
+        guard let native else { preconditionFailure("UVLoop internal error: an I/O handle used before it was opened") }
+        return native
+    }
+
+    final var isOpen: Bool { closeReason == nil }
+
+    /// Takes the libuv handle just created for this core: unreferences it on a loop that C code
+    /// owns unless `keepsOwnerLoopAlive`, and records it in the loop's open handles.
+    final func open(_ native: Native, keepsOwnerLoopAlive: Bool) {
+        self.native = native
+        if !keepsOwnerLoopAlive && !loop.native.isOwned { native.unref() }
+        let reason = loop.lifecycle.refusal
+        loop.confined.value.ioHandles.register(ObjectIdentifier(self)) { [self] in close(reason: reason) }
+    }
+
+    /// Closes the handle, once: forgets it in the loop's record, closes the libuv handle
+    /// (`closeNative`), then lets the kind finish (`didClose(reason:)`).
+    /// - Returns: whether this call closed it (false when it had closed already).
+    @discardableResult
+    final func close(reason: LoopError) -> Bool {
+        guard closeReason == nil else { return false }
+        closeReason = reason
+        loop.confined.value.ioHandles.unregister(ObjectIdentifier(self))
+        if let native { closeNative(native) }
+        didClose(reason: reason)
+        return true
+    }
+
+    /// The native handle ended by itself (a request that completed): forgets it in the loop's
+    /// record without closing it. Nothing happens if it was closed already.
+    final func endedByItself() {
+        guard closeReason == nil else { return }
+        closeReason = .streamClosed
+        loop.confined.value.ioHandles.unregister(ObjectIdentifier(self))
+    }
+
+    /// How the libuv handle closes; a kind overrides it for another way (a stream's reset).
+    func closeNative(_ native: Native) { native.close() }
+
+    /// What the kind does once closed: release handlers, fail what waits. Called once, from
+    /// `close(reason:)`.
+    func didClose(reason: LoopError) {}
+
+    /// Runs `body`, the Swift side of one of the handle's libuv callbacks, as the loop's own
+    /// callbacks run theirs (see `LoopEngine.runIOCallback`).
+    @inline(__always)
+    final func asLoopCallback(_ body: () -> Void) {
+        loop.confined.value.runIOCallback(body)
+    }
+}

@@ -1,0 +1,43 @@
+/// The loop's record of its open I/O handles, so that shutdown and detach close every one of
+/// them: an owned loop then closes with nothing left on it, and an attached loop leaves its
+/// owner's `uv_loop_t` as it found it (`uv_loop_close` returns 0 after one more turn). Also what
+/// the handle kinds share on one loop: the descriptors its watches hold, and the buffer its
+/// streams read into. Loop thread only.
+///
+/// Every handle registers through `IOHandleCore` when it opens and unregisters when it closes.
+final class LoopIOHandles {
+    /// How to close each open handle at shutdown or detach.
+    private var open: [ObjectIdentifier: () -> Void] = [:]
+    /// The descriptors that a descriptor watch of this loop holds, paused ones included (libuv
+    /// only knows of those it polls). See `Loop.watchDescriptor`.
+    var watchedDescriptors: Set<Int32> = []
+    /// The buffer every stream on this loop reads into (see `StreamReadBuffer`), made by the first.
+    lazy var streamReadBuffer = StreamReadBuffer()
+
+    /// The number of open handles.
+    var count: Int { open.count }
+
+    var isEmpty: Bool { open.isEmpty }
+
+    /// Records `key`'s handle as open; `close` runs at shutdown or detach unless `key` has been
+    /// unregistered before. `close` must unregister `key` and call no user code synchronously
+    /// (it may post, or resume a task).
+    func register(_ key: ObjectIdentifier, close: @escaping () -> Void) {
+        open[key] = close
+    }
+
+    /// Forgets `key`'s handle: it was closed.
+    func unregister(_ key: ObjectIdentifier) {
+        open[key] = nil
+    }
+
+    /// Closes every registered handle, in no particular order: what the loop's shutdown and
+    /// detach need. Closing one may register or close others (a listener's pending connections):
+    /// repeat until none is left.
+    func closeAll() {
+        while let (key, close) = open.first {
+            open[key] = nil
+            close()
+        }
+    }
+}

@@ -1,0 +1,36 @@
+/// A loop's open inboxes, and which of them the prepare phase looks at before the loop polls (see
+/// `LoopEngine.settleInboxes()`). Loop thread only.
+final class LoopInboxes {
+    /// The open inboxes (see `InboxEntry`).
+    private var open: [ObjectIdentifier: InboxEntry] = [:]
+    /// The inboxes the prepare phase looks at before the loop polls.
+    var unsettled: [ObjectIdentifier] = []
+    /// `LoopEngine.settleInboxes()`'s second buffer, empty between calls.
+    var spareUnsettled: [ObjectIdentifier] = []
+    /// An unsettled inbox still has messages coming: the idle handle keeps the poll non-blocking.
+    var isBusy = false
+
+    subscript(key: ObjectIdentifier) -> InboxEntry? { open[key] }
+
+    func add(_ key: ObjectIdentifier, _ entry: InboxEntry) { open[key] = entry }
+
+    /// Forgets an inbox that has closed.
+    func remove(_ key: ObjectIdentifier) { open[key] = nil }
+
+    /// Whether messages may wait in some inbox.
+    var hasWaiting: Bool { open.values.contains { $0.hasWaiting() } }
+
+    /// The messages sent to the inboxes and not yet delivered.
+    var waitingCount: Int { open.values.reduce(0) { $0 + $1.waitingCount() } }
+
+    /// Closes every inbox (each runs its final drain and closes its wake handle): what the loop's
+    /// shutdown and detach need. Senders get ``LoopError/shutDown`` or ``LoopError/detached``
+    /// from then on.
+    func closeAll() {
+        let entries = open.values
+        open.removeAll()
+        for inbox in entries { inbox.close() }
+        unsettled.removeAll()
+        isBusy = false
+    }
+}
