@@ -20,7 +20,7 @@ struct LibUVHandle<Handle> {
         _ name: String, initialize: (UnsafeMutablePointer<Handle>) -> Int32,
         fire: @escaping () -> Void, onClose: (() -> Void)? = nil
     ) throws(LoopError) {
-        try self.init(name, initialize: initialize, callback: HandleCallback(fire, onClose: onClose))
+        try self.init(name, initialize: initialize, context: HandleCallback(fire, onClose: onClose))
     }
 
     /// Allocates and initializes a handle whose C callback reports two values (a status and a
@@ -29,15 +29,19 @@ struct LibUVHandle<Handle> {
         _ name: String, initialize: (UnsafeMutablePointer<Handle>) -> Int32,
         fireWithEvent fire: @escaping (Int32, Int32) -> Void, onClose: (() -> Void)? = nil
     ) throws(LoopError) {
-        try self.init(name, initialize: initialize, callback: HandleCallback(event: fire, onClose: onClose))
+        try self.init(name, initialize: initialize, context: HandleCallback(event: fire, onClose: onClose))
     }
 
-    private init(
-        _ name: String, initialize: (UnsafeMutablePointer<Handle>) -> Int32, callback: HandleCallback
+    /// Allocates `byteCount` zeroed bytes (the size of `Handle` unless the handle is one of
+    /// several kinds seen as a common prefix, as `uv_stream_t` is), initializes them with
+    /// `initialize`, and keeps `context` (retained) in the handle's `data` field until the close
+    /// callback, which tells it (`HandleContext.handleDidClose`) and releases it.
+    init(
+        _ name: String, byteCount: Int = MemoryLayout<Handle>.size, alignment: Int = MemoryLayout<Handle>.alignment,
+        initialize: (UnsafeMutablePointer<Handle>) -> Int32, context: HandleContext
     ) throws(LoopError) {
-        let raw = UnsafeMutableRawPointer.allocate(
-            byteCount: MemoryLayout<Handle>.size, alignment: MemoryLayout<Handle>.alignment)
-        raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<Handle>.size)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: alignment)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
         let pointer = raw.bindMemory(to: Handle.self, capacity: 1)
         let status = initialize(pointer)
         guard status == 0 else {
@@ -46,8 +50,8 @@ struct LibUVHandle<Handle> {
         }
         self.pointer = pointer
         OwnHandles.insert(raw)
-        // Unmanaged: libuv carries the context as a `void *`; the matching release is in `close()`.
-        base.pointee.data = Unmanaged.passRetained(callback).toOpaque()
+        // Unmanaged: libuv carries the context as a `void *`; the close callback releases it.
+        base.pointee.data = Unmanaged.passRetained(context).toOpaque()
     }
 
     /// The same memory seen as the `uv_handle_t` every libuv handle type begins with.
@@ -63,21 +67,24 @@ struct LibUVHandle<Handle> {
     /// Undoes `unref()`: an active handle keeps the loop alive again.
     func ref() { uv_ref(base) }
 
-    /// Closes the handle; libuv calls back in a later closing phase, which releases the Swift
-    /// callback, runs `onClose` and frees the memory. Closing twice does nothing.
+    /// Closes the handle; libuv calls back in a later closing phase (`LibUVHandle.closed`), which
+    /// tells the context, releases it and frees the memory. Closing twice does nothing.
     func close() {
         if uv_is_closing(base) != 0 { return }
-        uv_close(base) { handle in
-            guard let handle else { return }
-            if let data = handle.pointee.data {
-                let callback = Unmanaged<HandleCallback>.fromOpaque(data)
-                callback.takeUnretainedValue().onClose?()
-                callback.release()
-                handle.pointee.data = nil
-            }
-            OwnHandles.remove(handle)
-            UnsafeMutableRawPointer(handle).deallocate()
-        }
+        uv_close(base, closedCallback)
+    }
+
+    /// The close callback of every handle made by `LibUVHandle`, for a kind that closes in its own
+    /// way (`uv_tcp_close_reset`).
+    var closedCallback: uv_close_cb { handleClosed }
+
+    /// The context kept in the `data` field of the handle at `handle`, borrowed for the duration of
+    /// a callback. `Context` must be the class the handle was made with.
+    @inline(__always)
+    static func context<Context: HandleContext>(of handle: UnsafeMutableRawPointer, as: Context.Type) -> Context {
+        let data = handle.assumingMemoryBound(to: uv_handle_t.self).pointee.data!
+        // Unmanaged: borrowed; the handle holds the owning reference until its close callback.
+        return unsafeDowncast(Unmanaged<HandleContext>.fromOpaque(data).takeUnretainedValue(), to: Context.self)
     }
 
     /// Sets what the handle's C callback calls, for a handle made before its owner existed.
@@ -86,28 +93,22 @@ struct LibUVHandle<Handle> {
     /// Sets what the C callback of a handle that reports two values calls.
     func onEvent(_ fire: @escaping (Int32, Int32) -> Void) { callback.fireWithEvent = fire }
 
-    private var callback: HandleCallback {
-        // Unmanaged: borrowed; the handle holds the owning reference until its close callback.
-        Unmanaged<HandleCallback>.fromOpaque(base.pointee.data!).takeUnretainedValue()
-    }
+    private var callback: HandleCallback { Self.context(of: UnsafeMutableRawPointer(pointer), as: HandleCallback.self) }
 
     /// Calls the Swift callback of the handle whose `uv_handle_t` is `handle`: what every C
     /// callback of these handles does.
     @inline(__always)
     static func fire(_ handle: UnsafeMutableRawPointer?) {
-        guard let data = handle?.assumingMemoryBound(to: uv_handle_t.self).pointee.data else { return }
-        // Unmanaged: borrowed for the duration of the call; the handle holds the owning reference.
-        Unmanaged<HandleCallback>.fromOpaque(data).takeUnretainedValue().fire()
+        guard let handle, handle.assumingMemoryBound(to: uv_handle_t.self).pointee.data != nil else { return }
+        context(of: handle, as: HandleCallback.self).fire()
     }
 
     /// Calls the Swift callback of a handle made with `init(_:initialize:fireWithEvent:onClose:)`
     /// with the two values its C callback got.
     @inline(__always)
     static func fire(_ handle: UnsafeMutableRawPointer?, _ status: Int32, _ events: Int32) {
-        guard let data = handle?.assumingMemoryBound(to: uv_handle_t.self).pointee.data else { return }
-        // Unmanaged: borrowed for the duration of the call; the handle holds the owning reference.
-        let callback = Unmanaged<HandleCallback>.fromOpaque(data).takeUnretainedValue()
-        callback.fireWithEvent?(status, events)
+        guard let handle, handle.assumingMemoryBound(to: uv_handle_t.self).pointee.data != nil else { return }
+        context(of: handle, as: HandleCallback.self).fireWithEvent?(status, events)
     }
 }
 
@@ -140,9 +141,31 @@ extension LibUVHandle where Handle == uv_poll_t {
     }
 }
 
-/// The Swift side of one libuv handle, held (retained) in its `data` field from `LibUVHandle.init`
-/// until its close callback.
-final class HandleCallback {
+/// What a handle's `data` field carries from `LibUVHandle.init` until its close callback: the
+/// Swift side of the handle. A kind subclasses it with what its callbacks need (`HandleCallback`,
+/// `StreamHandleContext`).
+class HandleContext {
+    /// libuv is done with the handle (its close callback); its memory is freed right after.
+    func handleDidClose() {}
+}
+
+/// The close callback of every handle made by `LibUVHandle`: tells the context, releases it,
+/// forgets the handle's address and frees its memory, the one point at which libuv allows it.
+private let handleClosed: uv_close_cb = { handle in
+    guard let handle else { return }
+    if let data = handle.pointee.data {
+        // Unmanaged: the owning reference taken in `LibUVHandle.init`, released here.
+        let context = Unmanaged<HandleContext>.fromOpaque(data).takeRetainedValue()
+        handle.pointee.data = nil
+        context.handleDidClose()
+    }
+    OwnHandles.remove(handle)
+    UnsafeMutableRawPointer(handle).deallocate()
+}
+
+/// The Swift side of one of the loop's own handles (idle, check, prepare, wake-ups) and of the
+/// simple I/O kinds (signal, poll): what its C callback calls, and what runs when it has closed.
+final class HandleCallback: HandleContext {
     var fire: () -> Void
     /// The callback of a handle whose C callback reports a status and events (`uv_poll_t`).
     var fireWithEvent: ((Int32, Int32) -> Void)?
@@ -159,4 +182,6 @@ final class HandleCallback {
         self.fireWithEvent = fire
         self.onClose = onClose
     }
+
+    override func handleDidClose() { onClose?() }
 }

@@ -24,8 +24,8 @@ enum StreamWriteOutcome {
     case failed(Int32)
 }
 
-/// One `uv_tcp_t` or `uv_pipe_t`, seen as the `uv_stream_t` both begin with: allocated zeroed,
-/// initialized, and freed only in its close callback. Loop thread only.
+/// One `uv_tcp_t` or `uv_pipe_t`, seen as the `uv_stream_t` both begin with: a `LibUVHandle`
+/// (allocated zeroed, initialized, freed only in its close callback). Loop thread only.
 ///
 /// Its `data` field holds a retained `StreamHandleContext` (the delegate, the loop's read buffer
 /// and this handle's pool of write requests) from `init` until the close callback, which
@@ -33,43 +33,36 @@ enum StreamWriteOutcome {
 struct StreamHandle: NativeIOHandle {
     enum Kind { case tcp, pipe }
 
-    let pointer: UnsafeMutablePointer<uv_stream_t>
+    let handle: LibUVHandle<uv_stream_t>
     let kind: Kind
+
+    var pointer: UnsafeMutablePointer<uv_stream_t> { handle.pointer }
 
     /// Allocates and initializes a handle of `kind` on `loop`. `socketFamily` (for TCP) creates
     /// the socket at once (`uv_tcp_init_ex`), so that options can be set on it before binding.
     init(
         _ kind: Kind, loop: NativeLoop, readBuffer: StreamReadBuffer, socketFamily: Int32? = nil
     ) throws(LoopError) {
-        let size = kind == .tcp ? MemoryLayout<uv_tcp_t>.size : MemoryLayout<uv_pipe_t>.size
-        let alignment = max(MemoryLayout<uv_tcp_t>.alignment, MemoryLayout<uv_pipe_t>.alignment)
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: alignment)
-        raw.initializeMemory(as: UInt8.self, repeating: 0, count: size)
-        let status: Int32
-        let name: String
-        switch kind {
-        case .tcp:
-            let tcp = raw.bindMemory(to: uv_tcp_t.self, capacity: 1)
-            if let socketFamily {
-                name = "uv_tcp_init_ex"
-                status = uv_tcp_init_ex(loop.pointer, tcp, UInt32(socketFamily))
-            } else {
-                name = "uv_tcp_init"
-                status = uv_tcp_init(loop.pointer, tcp)
-            }
-        case .pipe:
-            name = "uv_pipe_init"
-            status = uv_pipe_init(loop.pointer, raw.bindMemory(to: uv_pipe_t.self, capacity: 1), 0)
+        let name = switch kind {
+        case .tcp: socketFamily == nil ? "uv_tcp_init" : "uv_tcp_init_ex"
+        case .pipe: "uv_pipe_init"
         }
-        guard status == 0 else {
-            raw.deallocate()
-            throw LoopError.libuv(status, name)
-        }
-        pointer = raw.assumingMemoryBound(to: uv_stream_t.self)
+        handle = try LibUVHandle(
+            name, byteCount: kind == .tcp ? MemoryLayout<uv_tcp_t>.size : MemoryLayout<uv_pipe_t>.size,
+            alignment: max(MemoryLayout<uv_tcp_t>.alignment, MemoryLayout<uv_pipe_t>.alignment),
+            initialize: { stream in
+                let raw = UnsafeMutableRawPointer(stream)
+                switch kind {
+                case .tcp:
+                    let tcp = raw.assumingMemoryBound(to: uv_tcp_t.self)
+                    if let socketFamily { return uv_tcp_init_ex(loop.pointer, tcp, UInt32(socketFamily)) }
+                    return uv_tcp_init(loop.pointer, tcp)
+                case .pipe:
+                    return uv_pipe_init(loop.pointer, raw.assumingMemoryBound(to: uv_pipe_t.self), 0)
+                }
+            },
+            context: StreamHandleContext(readBuffer: readBuffer))
         self.kind = kind
-        OwnHandles.insert(raw)
-        // Unmanaged: libuv carries the context as a `void *`; the close callback releases it.
-        pointer.pointee.data = Unmanaged.passRetained(StreamHandleContext(readBuffer: readBuffer)).toOpaque()
     }
 
     /// Sets the object libuv's callbacks report to. Call once, right after `init`.
@@ -77,9 +70,7 @@ struct StreamHandle: NativeIOHandle {
         Self.context(of: pointer).delegate = delegate
     }
 
-    private var base: UnsafeMutablePointer<uv_handle_t> {
-        UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: uv_handle_t.self)
-    }
+    private var base: UnsafeMutablePointer<uv_handle_t> { handle.base }
 
     private var tcp: UnsafeMutablePointer<uv_tcp_t> {
         UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: uv_tcp_t.self)
@@ -91,9 +82,7 @@ struct StreamHandle: NativeIOHandle {
 
     @inline(__always)
     private static func context(of stream: UnsafeMutableRawPointer) -> StreamHandleContext {
-        let data = stream.assumingMemoryBound(to: uv_handle_t.self).pointee.data!
-        // Unmanaged: borrowed for the duration of a callback; the handle holds the owning reference.
-        return Unmanaged<StreamHandleContext>.fromOpaque(data).takeUnretainedValue()
+        LibUVHandle<uv_stream_t>.context(of: stream, as: StreamHandleContext.self)
     }
 
     // MARK: closing
@@ -101,34 +90,18 @@ struct StreamHandle: NativeIOHandle {
     /// Closes the handle; libuv calls back in a later closing phase (after failing queued writes
     /// with `UV_ECANCELED`), which tells the delegate, releases the context and frees the memory.
     /// Closing twice does nothing.
-    func close() {
-        if uv_is_closing(base) != 0 { return }
-        uv_close(base, Self.closed)
-    }
+    func close() { handle.close() }
 
     /// Closes a TCP handle with a reset (`SO_LINGER` 0: the peer reads `ECONNRESET`); a plain
     /// close when libuv refuses (a pipe, or writes already shut down).
     func closeWithReset() {
         if uv_is_closing(base) != 0 { return }
-        if kind == .tcp, uv_tcp_close_reset(tcp, Self.closed) == 0 { return }
-        uv_close(base, Self.closed)
-    }
-
-    private static let closed: uv_close_cb = { handle in
-        guard let handle else { return }
-        if let data = handle.pointee.data {
-            let context = Unmanaged<StreamHandleContext>.fromOpaque(data)
-            context.takeUnretainedValue().delegate?.streamDidClose()
-            context.takeUnretainedValue().delegate = nil
-            context.release()
-            handle.pointee.data = nil
-        }
-        OwnHandles.remove(handle)
-        UnsafeMutableRawPointer(handle).deallocate()
+        if kind == .tcp, uv_tcp_close_reset(tcp, handle.closedCallback) == 0 { return }
+        handle.close()
     }
 
     /// Lets the handle stop keeping the loop alive on its own (`uv_unref`).
-    func unref() { uv_unref(base) }
+    func unref() { handle.unref() }
 
     // MARK: reading
 
@@ -279,13 +252,18 @@ struct StreamHandle: NativeIOHandle {
 /// The Swift side of one stream handle, held (retained) in its `data` field from
 /// `StreamHandle.init` until its close callback: the delegate, the loop's read buffer, and the
 /// handle's free write requests.
-final class StreamHandleContext {
+final class StreamHandleContext: HandleContext {
     var delegate: (any StreamHandleDelegate)?
     let readBuffer: StreamReadBuffer
     private var freeWrites: [StreamWriteRequest] = []
 
     init(readBuffer: StreamReadBuffer) {
         self.readBuffer = readBuffer
+    }
+
+    override func handleDidClose() {
+        delegate?.streamDidClose()
+        delegate = nil
     }
 
     func takeWriteRequest() -> StreamWriteRequest {
