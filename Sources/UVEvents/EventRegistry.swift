@@ -7,7 +7,7 @@ import UVLoop
 /// (in optimized builds, a local whose last use is `setTarget` may be released right after it;
 /// `withExtendedLifetime` keeps it). An action is an unbound method reference of the target's
 /// type, such as `Picker.lock`, of type `(Picker) -> (Bool) -> Void` (or `(Picker) -> () -> Void`
-/// for a key without argument): Swift's typed stand-in for an Objective-C selector. Rules:
+/// for a key without argument). Rules:
 /// - registering an action for a key replaces the key's previous action;
 /// - setting a *different* target removes every action (the new target may not have the
 ///   methods); setting the same target again changes nothing;

@@ -6,7 +6,7 @@ import UVTestSupport
 import UVLoopTesting
 
 final class EventRegistryTests: XCTestCase {
-    // MARK: the seed's rules, on the loop's thread
+    // MARK: the registry's rules, on the loop's thread
 
     func testSendRunsTheRegisteredMethodInlineWithItsTypedArgument() throws {
         let loop = try Loop.manual()

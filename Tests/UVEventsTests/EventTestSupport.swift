@@ -3,7 +3,7 @@ import Synchronization
 @testable import UVLoop
 import UVTestSupport
 
-/// The seed's three kinds of event: no argument, a Bool, and another type (here a String).
+/// The three kinds of event: no argument, a Bool, and another type (here a String).
 enum PickerEvent {
     static let reset = EventKey<Void>("reset")
     static let lock = EventKey<Bool>("lock")

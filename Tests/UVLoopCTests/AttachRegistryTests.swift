@@ -7,7 +7,7 @@ import UVLoopC
 import UVTestSupport
 
 /// Which `uv_loop_t`s UVLoop is adopted on, whichever side adopted them, and one queue per loop
-/// for all of C's handles on it (findings of a review; each test failed before).
+/// for all of C's handles on it.
 final class AttachRegistryTests: XCTestCase {
     private func makeUVLoop() -> UnsafeMutablePointer<uv_loop_t> {
         let loop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)

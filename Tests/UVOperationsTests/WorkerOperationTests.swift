@@ -7,7 +7,7 @@ import XCTest
 private struct WorkerFailure: Error {}
 
 final class WorkerOperationTests: LoopThreadTestCase {
-    /// The seed's first example: worker, transform, completion, name.
+    /// A worker, a transform, a completion and a name, each running where the docs say.
     func testWorkerTransformAndCompletionRunWhereDocumented() throws {
         let loop = self.loop
         let log = Recorder<String>()

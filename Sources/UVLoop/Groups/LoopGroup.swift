@@ -7,7 +7,7 @@ import Synchronization
 /// The loops share nothing: each is an ordinary ``Loop`` with its own queue, timers and handles,
 /// and every verb works on each as on a loop of its own. Spread work with ``next()`` (round-robin)
 /// or keep it where it is with ``any()`` (the calling loop's own loop when called on one of the
-/// group's threads), as SwiftNIO's `EventLoopGroup` does.
+/// group's threads).
 ///
 /// Keep the group for as long as its loops should run: ``shutdown()`` (or releasing the group)
 /// shuts every loop down gracefully and waits for their threads.

@@ -67,9 +67,6 @@ import CLibUV
 ///   the loop's thread; what needs the loop (``post(_:)``, ``schedule(after:_:)``,
 ///   ``sleep(for:isolation:)``) throws ``LoopError/shutDown``.
 ///
-/// SwiftNIO, by contrast, prints an error and drops a job enqueued on a shut-down event loop (or
-/// traps, in its strict mode), which leaves the task suspended forever.
-///
 /// Releasing the last reference shuts a loop down too (an adopted one: detaches it). What is
 /// still queued then runs on the releasing thread, so a loop with queued work must be released
 /// on its own thread (or shut down first); elsewhere that stops the program with a message that

@@ -1,5 +1,5 @@
-/// How late a loop ran the work it was asked to run at a given time: the event-loop delay, as
-/// Node's `monitorEventLoopDelay` measures it. Read one from a ``LoopDelayMonitor``.
+/// How late a loop ran the work it was asked to run at a given time: the event-loop delay. Read
+/// one from a ``LoopDelayMonitor``.
 ///
 /// Each sample is how much later than its deadline the monitor's own timer ran. A loop that keeps
 /// up shows delays of microseconds (the kernel's wake-up); a loop busy with long callbacks shows

@@ -1,5 +1,5 @@
 /// Measures a loop's event-loop delay until stopped: a timer of the loop's own that asks to run
-/// every `resolution` and records how late it ran (Node's `monitorEventLoopDelay`). Start one with
+/// every `resolution` and records how late it ran. Start one with
 /// ``Loop/monitorDelay(resolution:)``.
 ///
 /// Reading the histogram and resetting it are callable from any thread. The monitor costs one
@@ -67,8 +67,8 @@ extension Loop {
     /// given time. See ``LoopDelayMonitor``.
     ///
     /// Callable from any thread.
-    /// - Parameter resolution: the time between two samples; at least 1 microsecond. Node's
-    ///   default is 10 ms.
+    /// - Parameter resolution: the time between two samples; at least 1 microsecond. 10 ms
+    ///   samples a hundred times a second.
     /// - Returns: the running monitor.
     /// - Throws: ``LoopError/invalidArgument(_:)`` for a resolution below 1 microsecond;
     ///   ``LoopError/shutDown`` (or ``LoopError/detached``) when the loop no longer accepts work.

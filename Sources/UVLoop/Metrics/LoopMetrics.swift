@@ -26,8 +26,7 @@ public struct LoopMetrics: Sendable, Hashable {
     public var waiting: LoopWaitingWork
 
     /// The share of time the loop was busy, between 0 and 1: over its whole life, or, given an
-    /// earlier reading of the same loop, over the time between the two (Node's
-    /// `eventLoopUtilization`). 0 when no time has passed.
+    /// earlier reading of the same loop, over the time between the two. 0 when no time has passed.
     /// - Parameter earlier: a reading taken before this one, or nil for the loop's whole life.
     public func utilization(since earlier: LoopMetrics? = nil) -> Double {
         let busy = busyTime - (earlier?.busyTime ?? .zero)

@@ -32,7 +32,7 @@ final class ChunkedLoopOrderTests: XCTestCase {
 
     func testReadmeSeedExample() throws {
         let loop = try Loop.manual()
-        // From docs/readme/chunked.md: the seed's example in Swift.
+        // A chunked loop over an array, with progress and completion, in the order they run.
         let myArray = ["a", "b", "c", "d", "e"]
         let shown = LoopBound([String](), loop: loop)
 

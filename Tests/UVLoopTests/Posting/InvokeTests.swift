@@ -63,7 +63,7 @@ final class InvokeTests: XCTestCase {
         XCTAssertThrowsError(try thread.loop.invoke { 1 }) { XCTAssertEqual($0 as? LoopError, .shutDown) }
     }
 
-    /// Work that shutdown still runs may invoke inline (a review found this refused for a while);
+    /// Work that shutdown still runs may invoke inline;
     /// a loop that has finished shutting down refuses.
     func testInvokeInsideWorkThatShutdownRunsRunsInline() throws {
         let loop = try Loop()

@@ -15,8 +15,7 @@ final class NextIterationTests: XCTestCase {
     }
 
     /// Work a posted job queues runs in the check phase of the same turn, before the
-    /// next-iteration work queued alongside it (before the fix, the next-iteration work ran
-    /// first, and the posts only on the following turn).
+    /// next-iteration work queued alongside it, not on the following turn.
     func testPostsQueuedByAJobRunBeforeNextIterationWorkItQueued() throws {
         let loop = try Loop.manual()
         let log = Recorder<String>()

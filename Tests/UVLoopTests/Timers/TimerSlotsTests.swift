@@ -155,7 +155,7 @@ final class TimerSlotsTests: XCTestCase {
     }
 
     func testPerTimerBookkeepingStaysCompact() {
-        // The memory budget per pending timer (issue 3: at most 100 bytes besides captures).
+        // The memory budget per pending timer: at most 100 bytes besides captures.
         // No allocation for the handle: a value, the loop and the timer's slot and generation.
         XCTAssertEqual(MemoryLayout<LoopTimer>.size, 16)
         // Per pending timer: a status word, a slot and an entry (56 bytes, plus array growth).
