@@ -34,7 +34,7 @@ public func uvloop_attach(_ loop: UnsafeMutablePointer<uv_loop_t>?, _ out: Unsaf
         out.pointee = retainedHandle(try CLoop.of(adopted))
         return 0
     } catch {
-        try? adopted.detach()
+        adopted.detach()
         return error.cErrorCode
     }
 }
@@ -49,7 +49,9 @@ public func uvloop_detach(_ l: OpaquePointer?) -> Int32 {
 
 private func detach(_ cLoop: CLoop) -> Int32 {
     guard cLoop.isAttached else { return UVLOOP_ENOTATTACHED }
-    return cResult { () throws(LoopError) in try cLoop.loop.detach() }
+    // C gets error codes where Swift's detach() stops the program (libuv's convention).
+    guard cLoop.loop.isOnLoopThread else { return UVLOOP_ENOTLOOPTHREAD }
+    return cLoop.loop.detach() ? 0 : UVLOOP_EDETACHED
 }
 
 /// The C function `uvloop_release`, as uvloop.h declares and documents it (its threads, results and
@@ -72,6 +74,7 @@ public func uvloop_release(_ l: OpaquePointer?) -> Int32 {
 public func uvloop_keep_alive(_ l: OpaquePointer?, _ on: Int32) -> Int32 {
     guard let cLoop = cLoop(l) else { return UVLOOP_EINVAL }
     guard cLoop.isAttached else { return UVLOOP_ENOTATTACHED }
+    guard cLoop.loop.isOnLoopThread else { return UVLOOP_ENOTLOOPTHREAD }
     return cResult { () throws(LoopError) in try cLoop.loop.setKeepsOwnerLoopAlive(on != 0) }
 }
 

@@ -118,7 +118,7 @@ private func narrate(loop: Loop, counter: RequestCounter, hits: LoopBound<Int>) 
     let other = try Loop.startThread(name: "demo-closed")
     let orphan = RequestCounter(loop: other.loop)
     await orphan.record("a task, before that loop shut down")
-    try other.shutdown()
+    other.shutdown()
     await orphan.record("a task, after that loop shut down")
 
     print("9. Busy polling (opt-in): after work, the loop polls for a while before sleeping, so a hop back finds it awake:")
@@ -136,5 +136,5 @@ private func narrate(loop: Loop, counter: RequestCounter, hits: LoopBound<Int>) 
         let label = window == .zero ? "off   " : "200 us"
         print("  busy poll \(label): \(Int(microseconds.rounded())) us per hop from the global pool onto the loop and back (timing varies)")
     }
-    try pinged.shutdown()
+    pinged.shutdown()
 }

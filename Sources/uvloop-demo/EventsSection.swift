@@ -53,7 +53,7 @@ func runEventsSection() throws {
     print("  from a worker thread: send(flag) returned \(posted) (an action was registered), an unknown key \(unregistered)")
     print("  the posted send runs when the loop turns, on the loop's thread:")
     try loop.runUntilIdle()
-    try worker.shutdown()
+    worker.shutdown()
     // The registry holds its target weakly: whoever owns the handler keeps it alive (here, this
     // function, until this point).
     withExtendedLifetime(handler) {}

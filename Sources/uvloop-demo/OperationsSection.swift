@@ -8,7 +8,7 @@ import UVOperations
 func runOperationsSection() throws {
     print("== Operations: workers on libuv's thread pool, completions on the loop's thread")
     let loopThread = try Loop.startThread(name: "demo-ops")
-    defer { try? loopThread.shutdown() }
+    defer { loopThread.shutdown() }
     let loop = loopThread.loop
 
     // A worker operation: worker, transform, completion, name.

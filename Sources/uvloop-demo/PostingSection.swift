@@ -50,7 +50,7 @@ func runPostingSection() throws {
             }
         }
     }
-    try other.shutdown()
+    other.shutdown()
     print("  loop A's thread waits in B.invoke while B's work invokes back on A: \(cycle)")
 
     // 4. next iteration runs after the loop polled for I/O, after this turn's posted work.
@@ -87,7 +87,7 @@ func runPostingSection() throws {
     // 6. shutdown is graceful: work posted before it runs; work posted after is refused, visibly.
     let ranBeforeShutdown = Atomic<Int>(0)
     for _ in 0..<1000 { try loop.post { ranBeforeShutdown.add(1, ordering: .relaxed) } }
-    try thread.shutdown()
+    thread.shutdown()
     do {
         try loop.post {}
     } catch {

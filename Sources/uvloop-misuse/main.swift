@@ -5,6 +5,7 @@ import CLibUV
 import UVEvents
 import Synchronization
 import UVLoop
+import UVLoopTesting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +16,7 @@ final class Target {}
 func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
     let other = try! Loop.startThread(name: "misuse")
     try! other.loop.invoke { body() }
-    try! other.shutdown()
+    other.shutdown()
 }
 
 let cases: [String: () throws -> Void] = [
@@ -78,6 +79,50 @@ let cases: [String: () throws -> Void] = [
             uv_run(UnsafeMutablePointer<uv_loop_t>(bitPattern: pointer), UV_RUN_NOWAIT)
         }
         _ = loop
+    },
+    "run-off-thread": {
+        let loop = try Loop()
+        onAnotherThread { _ = try? loop.run() }
+    },
+    "run-reentrant": {
+        let loop = try Loop()
+        try loop.post { _ = try? loop.runOnce() }
+        try loop.runUntilIdle()
+    },
+    "run-attached-loop": {
+        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        uv_loop_init(cLoop)
+        let loop = try Loop.adopt(cLoop)
+        try loop.run()
+    },
+    "detach-owned-loop": {
+        let loop = try Loop()
+        loop.detach()
+    },
+    "detach-off-thread": {
+        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        uv_loop_init(cLoop)
+        let loop = try Loop.adopt(cLoop)
+        onAnotherThread { loop.detach() }
+    },
+    "keep-alive-owned-loop": {
+        let loop = try Loop()
+        try loop.setKeepsOwnerLoopAlive(true)
+    },
+    "keep-alive-off-thread": {
+        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        uv_loop_init(cLoop)
+        let loop = try Loop.adopt(cLoop)
+        onAnotherThread { _ = try? loop.setKeepsOwnerLoopAlive(true) }
+    },
+    "loop-thread-shutdown-on-its-thread": {
+        let thread = try Loop.startThread(name: "misuse")
+        try thread.loop.invoke { thread.shutdown() }
+    },
+    "advance-time-inside-a-callback": {
+        let loop = try Loop(clock: .manual)
+        try loop.post { _ = try? loop.advanceTime(by: .milliseconds(1)) }
+        try loop.runUntilIdle()
     },
     "precondition-on-loop-thread": {
         let loop = try Loop()

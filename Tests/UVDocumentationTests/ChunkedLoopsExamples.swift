@@ -34,7 +34,7 @@ final class ChunkedLoopsExamples: XCTestCase {
         // docs:end
         XCTAssertEqual(processed, 1000)
         XCTAssertEqual(sum.load(ordering: .relaxed), 999 * 1000 / 2)
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testCancelling() throws {

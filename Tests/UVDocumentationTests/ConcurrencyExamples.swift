@@ -37,7 +37,7 @@ final class ConcurrencyExamples: XCTestCase {
         XCTAssertEqual(inside, 2)
         let hitCount = try await loop.invoke { hits.value }
         XCTAssertEqual(hitCount, 1)
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testAsyncFaces() async throws {
@@ -51,7 +51,7 @@ final class ConcurrencyExamples: XCTestCase {
         // docs:end
         XCTAssertEqual(answer, 42)
         XCTAssertTrue(onLoop)
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testTheMainLoopActor() async throws {

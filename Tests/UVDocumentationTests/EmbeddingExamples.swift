@@ -14,7 +14,7 @@ final class EmbeddingExamples: XCTestCase {
         let runs = LoopBound(0, loop: loop)
         try loop.post { runs.value += 1 }       // runs during the daemon's own uv_run turns
         uv_run(daemonLoop, UV_RUN_NOWAIT)       // ... the daemon keeps running its loop ...
-        try loop.detach()                       // runs what was posted, closes UVLoop's handles
+        loop.detach()                           // runs what was posted, closes UVLoop's handles
         uv_run(daemonLoop, UV_RUN_NOWAIT)       // lets the close callbacks free them
         let status = uv_loop_close(daemonLoop)  // 0: no UV_EBUSY
         // docs:end
@@ -29,7 +29,7 @@ final class EmbeddingExamples: XCTestCase {
         let loop = try Loop.adopt(daemonLoop)
         // docs:begin detach-inside
         try loop.post {
-            try? loop.detach()                  // finishes when this closure returns, this turn
+            loop.detach()                  // finishes when this closure returns, this turn
         }
         uv_run(daemonLoop, UV_RUN_DEFAULT)      // returns: nothing of UVLoop's is left
         // docs:end
@@ -51,7 +51,7 @@ final class EmbeddingExamples: XCTestCase {
         }
         uv_run(daemonLoop, UV_RUN_DEFAULT)      // returns once the switch is off
         // docs:end
-        try loop.detach()
+        loop.detach()
         uv_run(daemonLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(daemonLoop), 0)
     }

@@ -14,7 +14,7 @@ final class GettingStartedExamples: XCTestCase {
         let answer = try loop.invoke { 6 * 7 }                       // waits for the result
         let seen = try loop.invoke { log.value }                     // ["posted", …]
 
-        try thread.shutdown()   // runs what was posted, closes every handle, joins the thread
+        thread.shutdown()   // runs what was posted, closes every handle, joins the thread
         // docs:end
         XCTAssertEqual(answer, 42)
         XCTAssertEqual(seen.first, "posted")

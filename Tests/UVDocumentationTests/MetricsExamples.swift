@@ -19,7 +19,7 @@ final class MetricsExamples: XCTestCase {
         let after = thread.loop.metrics()
         print(after.iterations >= before.iterations)        // true
         print(after.utilization(since: before) <= 1)       // the busy share of the time in between
-        try thread.shutdown()
+        thread.shutdown()
         // docs:end
         XCTAssertGreaterThanOrEqual(after.iterations, before.iterations)
     }
@@ -31,7 +31,7 @@ final class MetricsExamples: XCTestCase {
             print("loop stalled for \(stall.duration), \(stall.postedJobs) posted jobs")
         }
         try thread.loop.invoke { spin(for: .milliseconds(60)) }   // reported when its turn ends
-        try thread.shutdown()
+        thread.shutdown()
         // docs:end
     }
 
@@ -43,7 +43,7 @@ final class MetricsExamples: XCTestCase {
         let delays = monitor.histogram()
         print(delays.count > 0, delays.percentile(0.99) <= delays.maximum)   // true true
         monitor.stop()
-        try thread.shutdown()
+        thread.shutdown()
         // docs:end
         XCTAssertGreaterThan(delays.count, 0)
     }

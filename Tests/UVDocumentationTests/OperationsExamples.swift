@@ -48,7 +48,7 @@ final class OperationsExamples: XCTestCase {
         OperationSession.shared.cancelAll()      // every request started without a session of its own
         // docs:end
 
-        try loopThread.shutdown()
+        loopThread.shutdown()
         XCTAssertEqual(session.requestCount, 0)
     }
 }

@@ -21,7 +21,7 @@ final class PostingExamples: XCTestCase {
         // docs:end
         XCTAssertEqual(count, 1)
         XCTAssertEqual(try table.invoke { $0.rows.first }, "soon")
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testInvokeRethrows() throws {
@@ -37,7 +37,7 @@ final class PostingExamples: XCTestCase {
         let inline = try loop.invoke { try loop.invoke { 1 } }  // inline on the loop's thread: no deadlock
         // docs:end
         XCTAssertEqual(inline, 1)
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testInbox() throws {

@@ -23,7 +23,7 @@ final class ReadmeIOExamples: XCTestCase {
         }
         try loop.watchSignal(.terminate, oneShot: true) { _ in loop.shutdown() }   // stop on SIGTERM
         // docs:end
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testGroupAndMetrics() throws {

@@ -17,7 +17,7 @@ final class ShutdownExamples: XCTestCase {
         } catch LoopError.shutDown {
             print("the work was not queued, and the caller knows")
         }
-        try thread.shutdown()                   // waits for the loop's thread to finish
+        thread.shutdown()                   // waits for the loop's thread to finish
         // timer.isPending == false: pending timers were cancelled
         // docs:end
         XCTAssertFalse(timer.isPending)

@@ -63,7 +63,7 @@ final class StreamsExamples: XCTestCase {
         // docs:end
         client.close()
         listener.close()
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testBackpressure() throws {
@@ -112,7 +112,7 @@ final class StreamsExamples: XCTestCase {
         XCTAssertEqual(connection.remoteAddress, listener.localAddress)
         connection.close()
         listener.close()
-        try thread.shutdown()
+        thread.shutdown()
     }
 }
 

@@ -76,7 +76,7 @@ final class SymbolDocumentationExamplesTests: XCTestCase {
         let first = await counter.increment()
         let second = await counter.increment()
         XCTAssertEqual([first, second], [1, 2])
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testMainLoopActor() async throws {
@@ -112,7 +112,7 @@ final class SymbolDocumentationExamplesTests: XCTestCase {
         // docs:end
         XCTAssertEqual(count, 1)
         XCTAssertEqual(try table.invoke { $0.rows.first }, "soon")
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testTicks() throws {
@@ -166,7 +166,7 @@ final class SymbolDocumentationExamplesTests: XCTestCase {
         // docs:end
         XCTAssertEqual(outcome.value, 42)
         XCTAssertFalse(outcome.isCancelled)
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testSequenceOperation() throws {
@@ -182,7 +182,7 @@ final class SymbolDocumentationExamplesTests: XCTestCase {
         XCTAssertEqual(words, 4)
         XCTAssertEqual(results.names, ["load", "count"])
         XCTAssertEqual(results.outcome(named: "load", as: String.self)?.value, "the quick brown fox")
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testConcurrentOperation() throws {
@@ -197,7 +197,7 @@ final class SymbolDocumentationExamplesTests: XCTestCase {
         // docs:end
         XCTAssertEqual(letterCount, 16)
         XCTAssertEqual(results.outcome(named: "words", as: Int.self)?.value, 4)
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testCompositeResults() throws {
@@ -213,7 +213,7 @@ final class SymbolDocumentationExamplesTests: XCTestCase {
         // docs:end
         XCTAssertEqual(doubled, 42)
         XCTAssertEqual(inner?.value as? String, "data")
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testOperationSession() throws {

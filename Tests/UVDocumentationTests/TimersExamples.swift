@@ -66,7 +66,7 @@ final class TimersExamples: XCTestCase {
         // docs:end
         XCTAssertEqual(ticks.count, 3)
         XCTAssertEqual(ticks, ticks.sorted())
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testVirtualTimeInATest() throws {
@@ -110,6 +110,6 @@ final class TimersExamples: XCTestCase {
         print(start.duration(to: clock.now) >= .milliseconds(5))    // true
         // docs:end
         XCTAssertGreaterThanOrEqual(start.duration(to: clock.now), .milliseconds(5))
-        try thread.shutdown()
+        thread.shutdown()
     }
 }

@@ -174,7 +174,7 @@ final class EventControlTests: XCTestCase {
             }
         }
         let results = try recorders.invoke { recorders in recorders.map { ($0.ticks, $0.offLoopCalls) } }
-        try loopThread.shutdown()
+        loopThread.shutdown()
         XCTAssertEqual(refused.load(ordering: .relaxed), 0)
         for (ticks, offLoopCalls) in results {
             XCTAssertEqual(ticks.count, 4_000)
@@ -202,7 +202,7 @@ final class EventControlTests: XCTestCase {
         try control.addTarget(shared, action: SharedPicker.reset, for: PickerEvent.reset)
         try control.addTarget(shared, action: SharedPicker.reset, for: PickerEvent.reset)
         XCTAssertEqual(try control.removeTarget(shared, for: PickerEvent.reset), 2, "removal needs only the identity")
-        try loopThread.shutdown()
+        loopThread.shutdown()
         XCTAssertEqual(shared.log.values, ["reset", "lock(false)"])
         XCTAssertEqual(shared.offLoopCalls.load(ordering: .relaxed), 0)
         XCTAssertThrowsError(try control.send(PickerEvent.lock, true)) { error in

@@ -194,7 +194,7 @@ final class EventRegistryTests: XCTestCase {
         }
         // Every send was posted before this invoke, so it runs after all of them.
         let (ticks, offLoopCalls) = try recorder.invoke { ($0!.ticks, $0!.offLoopCalls) }
-        try loopThread.shutdown()
+        loopThread.shutdown()
         XCTAssertEqual(refused.load(ordering: .relaxed), 0)
         XCTAssertEqual(ticks.count, 4_000)
         XCTAssertEqual(offLoopCalls, 0)
@@ -214,7 +214,7 @@ final class EventRegistryTests: XCTestCase {
         XCTAssertTrue(try registry.send(PickerEvent.lock, true))
         try registry.removeAction(for: PickerEvent.reset)
         XCTAssertFalse(try registry.send(PickerEvent.reset))
-        try loopThread.shutdown()
+        loopThread.shutdown()
         XCTAssertEqual(shared.log.values, ["reset", "lock(true)"])
         XCTAssertEqual(shared.offLoopCalls.load(ordering: .relaxed), 0)
     }

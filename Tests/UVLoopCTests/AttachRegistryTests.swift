@@ -22,7 +22,7 @@ final class AttachRegistryTests: XCTestCase {
         defer { uv.deallocate() }
         var handle: OpaquePointer?
         XCTAssertEqual(uvloop_attach(uv, &handle), 0)
-        try Loop.fromCHandle(handle)!.detach()
+        Loop.fromCHandle(handle)!.detach()
         uv_run(uv, UV_RUN_NOWAIT)
         XCTAssertEqual(uvloop_release(handle), 0)
         XCTAssertEqual(uv_loop_close(uv), 0)
@@ -43,7 +43,7 @@ final class AttachRegistryTests: XCTestCase {
         var handle: OpaquePointer?
         XCTAssertEqual(uvloop_attach(uv, &handle), UVLOOP_EALREADY)
         XCTAssertThrowsError(try Loop.adopt(uv)) { XCTAssertEqual($0 as? LoopError, .alreadyAdopted) }
-        try loop.detach()
+        loop.detach()
         uv_run(uv, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(uv), 0)
     }
@@ -52,7 +52,7 @@ final class AttachRegistryTests: XCTestCase {
     /// handle they use (before, each handle had an inbox of its own).
     func testHandlesOnOneLoopShareOneQueue() throws {
         let thread = try Loop.startThread()
-        defer { try? thread.shutdown() }
+        defer { thread.shutdown() }
         let first = try thread.loop.makeCHandle()
         let second = try thread.loop.makeCHandle()
         XCTAssertEqual(first, second)
@@ -66,8 +66,8 @@ final class AttachRegistryTests: XCTestCase {
         let a = try Loop.startThread(name: "a")
         let b = try Loop.startThread(name: "b")
         defer {
-            try? a.shutdown()
-            try? b.shutdown()
+            a.shutdown()
+            b.shutdown()
         }
         let handle = try a.loop.makeCHandle()
         defer { uvloop_release(handle) }

@@ -17,7 +17,7 @@ final class CHandleTests: XCTestCase {
 
     func testCCodePostsToALoopMadeInSwiftFromItsOwnThreads() throws {
         let thread = try Loop.startThread()
-        defer { try? thread.shutdown() }
+        defer { thread.shutdown() }
         let handle = try thread.loop.makeCHandle()
         XCTAssertTrue(Loop.fromCHandle(handle) === thread.loop)
         XCTAssertNil(Loop.fromCHandle(nil))
@@ -52,7 +52,7 @@ final class CHandleTests: XCTestCase {
     func testAfterShutdownCCallsSayTheLoopIsShutDown() throws {
         let thread = try Loop.startThread()
         let handle = try thread.loop.makeCHandle()
-        try thread.shutdown()
+        thread.shutdown()
         XCTAssertEqual(uvloop_post(handle, { _ in }, nil), UVLOOP_ESHUTDOWN)
         XCTAssertEqual(uvloop_timer_start(handle, 0, 0, { _ in }, nil, nil), UVLOOP_ESHUTDOWN)
         XCTAssertEqual(String(cString: uvloop_strerror(UVLOOP_ESHUTDOWN)), "the loop has shut down and accepts no new work")
@@ -66,7 +66,7 @@ final class CHandleTests: XCTestCase {
     func testAThreadStartedAfterTheLoopThreadExitedGetsTheRefusal() throws {
         let thread = try Loop.startThread()
         let handle = try thread.loop.makeCHandle()
-        try thread.shutdown()
+        thread.shutdown()
         let handleAddress = UInt(bitPattern: handle)
         let results = Recorder<Int32>()
         for _ in 0..<4 {

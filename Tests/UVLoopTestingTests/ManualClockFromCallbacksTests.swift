@@ -30,6 +30,6 @@ final class ManualClockFromCallbacksTests: XCTestCase {
         XCTAssertThrowsError(try thread.loop.advanceClockWithoutRunning(by: .milliseconds(1))) {
             XCTAssertEqual($0 as? LoopError, .notOnLoopThread(operation: "advanceClockWithoutRunning(by:)"))
         }
-        try thread.shutdown()
+        thread.shutdown()
     }
 }

@@ -170,17 +170,9 @@ final class ManualClockTests: XCTestCase {
         XCTAssertThrowsError(try thread.loop.advanceTime(by: .milliseconds(1))) { error in
             XCTAssertEqual(error as? LoopError, .notOnLoopThread(operation: "advanceTime"))
         }
-        try thread.shutdown()
+        thread.shutdown()
     }
 
-    func testAdvancingFromInsideACallbackThrows() throws {
-        let loop = try Loop.manual()
-        let caught = LoopBound<LoopError?>(nil, loop: loop)
-        try loop.post {
-            do throws(LoopError) { try loop.advanceTime(by: .milliseconds(1)) } catch { caught.value = error }
-        }
-        try loop.runUntilIdle()
-        XCTAssertEqual(caught.value, .alreadyRunning, "it runs the loop, which is not re-entrant")
-        XCTAssertEqual(loop.now, .zero)
-    }
+    // Advancing the clock from inside one of the loop's callbacks stops the program (it runs the
+    // loop, which is not re-entrant): misuse case advance-time-inside-a-callback.
 }

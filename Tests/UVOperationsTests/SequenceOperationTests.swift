@@ -116,7 +116,7 @@ final class SequenceOperationTests: LoopThreadTestCase {
         started.pass()
         other.loop.shutdown()
         proceed.open()
-        try other.shutdown()
+        other.shutdown()
         let results = try XCTUnwrap(request.finishedOutcome?.value)
         XCTAssertEqual(results.outcome(named: "first", as: Int.self)?.value, 1)
         XCTAssertEqual(results["second"]?.error as? LoopError, .shutDown)

@@ -43,7 +43,7 @@ class LoopThreadTestCase: XCTestCase {
     }
 
     override func tearDownWithError() throws {
-        try loopThread.shutdown()
+        loopThread.shutdown()
         loopThread = nil
     }
 }

@@ -258,7 +258,7 @@ final class WorkerOperationTests: LoopThreadTestCase {
 
     func testStartOnAShutDownLoopThrowsAndRunsNothing() throws {
         let other = try Loop.startThread(name: "ops-closed")
-        try other.shutdown()
+        other.shutdown()
         let completions = Counter()
         let session = OperationSession()
         let operation = WorkerOperation(completion: { _ in completions.increment() }) { 1 }
@@ -282,7 +282,7 @@ final class WorkerOperationTests: LoopThreadTestCase {
         started.pass()
         other.loop.shutdown()
         proceed.open()
-        try other.shutdown()
+        other.shutdown()
         XCTAssertEqual(request.finishedOutcome?.value, 9)
     }
 }

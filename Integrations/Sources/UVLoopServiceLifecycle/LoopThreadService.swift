@@ -29,7 +29,7 @@ public struct LoopThreadService: Service, CustomStringConvertible {
     ///   had not asked it to.
     public func run() async throws {
         let thread = self.thread
-        try await LoopService.run(loops: [thread.loop]) { () throws(LoopError) in try thread.shutdown() }
+        try await LoopService.run(loops: [thread.loop]) { () throws(LoopError) in thread.shutdown() }
     }
 
     /// The service's name in a service group's log.

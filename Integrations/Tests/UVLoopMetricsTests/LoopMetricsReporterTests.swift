@@ -185,7 +185,7 @@ final class AdoptedLoopMetricsReporterTests: XCTestCase {
         _ = chostloop_run_nowait(host)
         XCTAssertEqual(chostloop_alive(host), 0, "once stopped, nothing of the reporter's keeps the owner's loop alive")
 
-        try loop.detach()
+        loop.detach()
         _ = chostloop_run_nowait(host)
         XCTAssertEqual(chostloop_close(host), 0, "no UV_EBUSY: the reporter left nothing on the loop")
         XCTAssertThrowsError(try reporter.report()) { XCTAssertEqual($0 as? LoopError, .detached) }
@@ -196,7 +196,7 @@ final class AdoptedLoopMetricsReporterTests: XCTestCase {
         let loop = try Loop.adopt(host)
         let reporter = try LoopMetricsReporter(loop: loop, interval: .seconds(3600), factory: TestMetrics())
         _ = chostloop_run_nowait(host)
-        try loop.detach()   // without stop(): the detach cancels the reporter's timers
+        loop.detach()   // without stop(): the detach cancels the reporter's timers
         _ = chostloop_run_nowait(host)
         XCTAssertEqual(chostloop_alive(host), 0)
         XCTAssertEqual(chostloop_close(host), 0)

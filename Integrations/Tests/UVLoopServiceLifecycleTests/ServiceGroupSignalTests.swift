@@ -37,7 +37,7 @@ final class ServiceGroupSignalTests: XCTestCase {
         XCTAssertEqual(probe.ended, .gracefulShutdown)
         XCTAssertFalse(loops.loops[0].isAcceptingWork)
         XCTAssertTrue(watcher.loop.isAcceptingWork, "the watching loop is not part of the service group")
-        try watcher.shutdown()
+        watcher.shutdown()
     }
 
     func testACancellationSignalCancelsTheServiceGroup() async throws {
@@ -74,7 +74,7 @@ final class ServiceGroupSignalTests: XCTestCase {
 
     func testWatchingOnALoopThatShutDownThrowsShutDown() async throws {
         let thread = try Loop.startThread(name: "sig-watch")
-        try thread.shutdown()
+        thread.shutdown()
         let serviceGroup = ServiceGroup(services: [ProbeService()], logger: logger)
         do {
             try await serviceGroup.run(watchingSignalsOn: thread.loop)

@@ -56,7 +56,7 @@ public final class LoopGroup: Sendable {
             }
         } catch {
             for thread in threads { thread.loop.shutdown() }
-            for thread in threads { try? thread.shutdown() }
+            for thread in threads { thread.shutdown() }
             throw error
         }
         self.threads = threads
@@ -89,7 +89,7 @@ public final class LoopGroup: Sendable {
             throw .wouldDeadlock(operation: "LoopGroup.shutdown()")
         }
         for loop in loops { loop.shutdown() }
-        for thread in threads { try thread.shutdown() }
+        for thread in threads { thread.shutdown() }
     }
 
     deinit {

@@ -15,14 +15,15 @@ extension Loop {
     ///
     /// - Parameter keepsAlive: `true` to keep the owner's loop running; `false` (the default for
     ///   an adopted loop) to let it end when nothing of the owner's is active.
-    /// - Throws: ``LoopError/notOnLoopThread(operation:)`` from another thread;
-    ///   ``LoopError/detached`` after ``detach()``; ``LoopError/invalidArgument(_:)`` for a loop
-    ///   UVLoop owns (it runs until ``shutdown()`` anyway).
+    ///
+    /// Calling it from another thread than the loop's, or on a loop UVLoop owns (which runs until
+    /// ``shutdown()`` anyway), stops the program with a message that names the misuse.
+    /// - Throws: ``LoopError/detached`` after ``detach()``.
     public func setKeepsOwnerLoopAlive(_ keepsAlive: Bool) throws(LoopError) {
-        guard !native.isOwned else {
-            throw .invalidArgument("setKeepsOwnerLoopAlive is for adopted loops; a loop UVLoop owns runs until shutdown()")
-        }
-        guard isOnLoopThread else { throw .notOnLoopThread(operation: "setKeepsOwnerLoopAlive(_:)") }
+        misusePrecondition(
+            !native.isOwned,
+            "UVLoop: setKeepsOwnerLoopAlive(_:) on a loop UVLoop owns; it is for attached loops (an owned loop runs until shutdown())")
+        preconditionOnLoopThread("Loop.setKeepsOwnerLoopAlive(_:)")
         let state = confined.value
         try lifecycle.admitHandle()
         guard state.keepsOwnerLoopAlive != keepsAlive else { return }

@@ -4,10 +4,10 @@ extension Loop {
     /// Running out of work does not end `run()`: other threads may post at any time, and the loop
     /// sleeps in the kernel until they do. After ``shutdown()`` the loop is closed when `run()`
     /// returns.
-    /// - Throws: ``LoopError/notOnLoopThread(operation:)`` from another thread,
-    ///   ``LoopError/alreadyRunning`` when called re-entrantly from a callback,
-    ///   ``LoopError/adoptedLoop(operation:)`` on an adopted loop, ``LoopError/shutDown`` once
-    ///   closed.
+    /// Calling it from another thread than the loop's, from inside one of the loop's own
+    /// callbacks (`uv_run` is not re-entrant), or on an attached loop (its owner runs it) stops the
+    /// program with a message that names the misuse.
+    /// - Throws: ``LoopError/shutDown`` once the loop has shut down.
     public func run() throws(LoopError) {
         let state = try enterRun("run()")
         defer { state.isRunning = false }
@@ -52,11 +52,16 @@ extension Loop {
     }
 
     func enterRun(_ operation: String) throws(LoopError) -> LoopEngine {
-        guard isOnLoopThread else { throw .notOnLoopThread(operation: operation) }
-        guard native.isOwned else { throw .adoptedLoop(operation: operation) }
+        misusePrecondition(
+            isOnLoopThread,
+            "UVLoop: Loop.\(operation) called on another thread than the loop's; run a loop on the thread that created it, or start it with Loop.startThread")
+        misusePrecondition(
+            native.isOwned, "UVLoop: Loop.\(operation) on an attached loop; its owner runs it with uv_run")
         let state = confined.value
-        guard !state.isRunning else { throw .alreadyRunning }
-        guard !lifecycle.handlesClosed else { throw .shutDown }
+        misusePrecondition(
+            !state.isRunning,
+            "UVLoop: Loop.\(operation) called from inside one of the loop's own callbacks (the loop is not re-entrant); return from the callback, and call stop() to make run() return")
+        try lifecycle.admitInline()
         state.isRunning = true
         return state
     }

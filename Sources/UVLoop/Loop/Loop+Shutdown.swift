@@ -40,18 +40,23 @@ extension Loop {
     /// even past `postBudget`, and of a chunk). Releasing the last reference to an attached
     /// `Loop` on the owner's thread detaches it the same way; releasing it on another thread
     /// stops the program.
-    /// - Throws: ``LoopError/notOnLoopThread(operation:)`` from another thread,
-    ///   ``LoopError/detached`` when already detached, ``LoopError/invalidArgument(_:)`` for an
-    ///   owned loop (use ``shutdown()``).
-    public func detach() throws(LoopError) {
-        guard !native.isOwned else {
-            throw .invalidArgument("detach() is for adopted loops; call shutdown() on a loop UVLoop owns")
-        }
-        guard isOnLoopThread else { throw .notOnLoopThread(operation: "detach()") }
-        guard lifecycle.beginDetach() else { throw .detached }
+    ///
+    /// Idempotent. Calling it from another thread than the owner's loop thread, or on a loop
+    /// UVLoop owns (shut that down with ``shutdown()``), stops the program with a message that
+    /// names the misuse.
+    /// - Returns: `true` if this call detached the loop; `false` if it was detached already.
+    @discardableResult
+    public func detach() -> Bool {
+        misusePrecondition(
+            !native.isOwned, "UVLoop: detach() on a loop UVLoop owns; call shutdown() instead")
+        misusePrecondition(
+            isOnLoopThread,
+            "UVLoop: Loop.detach() called on another thread than the owner's loop thread; detach on the thread that runs uv_run (post to it)")
+        guard lifecycle.beginDetach() else { return false }
         let state = confined.value
         // Inside one of the loop's callbacks the detach finishes when that callback returns.
-        if state.isInCallback { return }
+        if state.isInCallback { return true }
         state.finishEnding()
+        return true
     }
 }

@@ -15,11 +15,13 @@ public final class LoopThread: Sendable {
     }
 
     /// Shuts the loop down gracefully (see ``Loop/shutdown()``) and waits for its thread to end.
-    /// Idempotent; callable from any thread but the loop's.
-    /// - Throws: ``LoopError/wouldDeadlock(operation:)`` when called on the loop's own thread (it
-    ///   cannot join itself): call ``Loop/shutdown()`` there instead.
-    public func shutdown() throws(LoopError) {
-        guard !loop.isOnLoopThread else { throw .wouldDeadlock(operation: "LoopThread.shutdown()") }
+    /// Idempotent; callable from any thread but the loop's: called on the loop's own thread (which
+    /// cannot wait for itself to end) it stops the program with a message saying to call
+    /// ``Loop/shutdown()`` there instead.
+    public func shutdown() {
+        misusePrecondition(
+            !loop.isOnLoopThread,
+            "UVLoop: LoopThread.shutdown() called on the loop's own thread, which cannot wait for itself to end; call loop.shutdown() there instead")
         loop.shutdown()
         let mustJoin = joined.withLock { joined in
             defer { joined = true }

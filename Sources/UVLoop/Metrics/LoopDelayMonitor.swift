@@ -13,7 +13,7 @@
 /// let delays = monitor.histogram()
 /// print(delays.count > 0, delays.percentile(0.99) <= delays.maximum)   // true true
 /// monitor.stop()
-/// try thread.shutdown()
+/// thread.shutdown()
 /// ```
 public final class LoopDelayMonitor: Sendable {
     /// The loop whose delay this measures.

@@ -13,7 +13,7 @@
 /// let after = thread.loop.metrics()
 /// print(after.iterations >= before.iterations)        // true
 /// print(after.utilization(since: before) <= 1)       // the busy share of the time in between
-/// try thread.shutdown()
+/// thread.shutdown()
 /// ```
 public struct LoopMetrics: Sendable, Hashable {
     /// The turns the loop has completed (libuv iterations that reached the poll phase).

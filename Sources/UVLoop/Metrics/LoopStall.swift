@@ -32,7 +32,7 @@ extension Loop {
     ///     print("loop stalled for \(stall.duration), \(stall.postedJobs) posted jobs")
     /// }
     /// try thread.loop.invoke { spin(for: .milliseconds(60)) }   // reported when its turn ends
-    /// try thread.shutdown()
+    /// thread.shutdown()
     /// ```
     /// - Parameters:
     ///   - threshold: the busy time above which a turn is reported; at least 1 microsecond.

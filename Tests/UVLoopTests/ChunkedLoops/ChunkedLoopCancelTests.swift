@@ -94,7 +94,7 @@ final class ChunkedLoopCancelTests: XCTestCase {
         let completion = await waiter.value
         guard case .cancelled = completion.reason else { return XCTFail("\(completion)") }
         XCTAssertEqual(completion.stoppedAt, completion.processed)
-        try thread.shutdown()
+        thread.shutdown()
         XCTAssertEqual(calls.value, completion.processed, "no body call after the end")
     }
 }

@@ -13,7 +13,7 @@ final class ChunkedLoopsAcrossThreadsTests: XCTestCase {
         }.completion.get()
         XCTAssertEqual(processed, 1000)
         XCTAssertEqual(sum.value, 999 * 1000 / 2)
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testStartAndCancelFromOtherThreads() throws {
@@ -43,8 +43,8 @@ final class ChunkedLoopsAcrossThreadsTests: XCTestCase {
             }
         }
         allDone.wait()
-        for producer in producers { try producer.shutdown() }
-        try target.shutdown()
+        for producer in producers { producer.shutdown() }
+        target.shutdown()
         let results = completions.withLock { $0 }
         let cancelled = cancelledByCall.withLock { $0 }
         XCTAssertEqual(results.count, total)

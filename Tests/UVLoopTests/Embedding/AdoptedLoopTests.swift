@@ -22,17 +22,16 @@ final class AdoptedLoopTests: XCTestCase {
         XCTAssertEqual(Set(log.values), ["post", "next", "timer"])
         // The posting handle is unreferenced: an owner's default run returns when it has nothing.
         XCTAssertEqual(uv_run(cLoop, UV_RUN_DEFAULT), 0)
-        XCTAssertThrowsError(try loop.run()) { XCTAssertEqual($0 as? LoopError, .adoptedLoop(operation: "run()")) }
-        XCTAssertThrowsError(try loop.runOnce())
+        // run() and runOnce() on an attached loop stop the program (misuse case run-attached-loop).
 
         try loop.post { log.append("before detach") }
-        try loop.detach()
+        loop.detach()
         XCTAssertEqual(log.values.last, "before detach", "detach runs what was posted before it")
         _ = uv_run(cLoop, UV_RUN_NOWAIT)   // close callbacks free UVLoop's handles
         XCTAssertEqual(uv_loop_close(cLoop), 0, "no UV_EBUSY after detach")
 
         XCTAssertThrowsError(try loop.post {}) { XCTAssertEqual($0 as? LoopError, .detached) }
-        XCTAssertThrowsError(try loop.detach()) { XCTAssertEqual($0 as? LoopError, .detached) }
+        XCTAssertFalse(loop.detach(), "detaching again does nothing")
     }
 
     func testLoopsInboxesAndAdoptedLoopsGiveBackTheirWakeDescriptors() throws {
@@ -61,7 +60,7 @@ final class AdoptedLoopTests: XCTestCase {
         let withOwner = try openDescriptors()
         let adopted = try Loop.adopt(cLoop)
         _ = try adopted.makeInbox(of: Int.self, capacity: 16) { _ in }
-        try adopted.detach()
+        adopted.detach()
         _ = uv_run(cLoop, UV_RUN_NOWAIT)   // close callbacks close the descriptors
         XCTAssertEqual(try openDescriptors(), withOwner, "an adopted loop, once detached")
         XCTAssertEqual(uv_loop_close(cLoop), 0)
@@ -77,17 +76,10 @@ final class AdoptedLoopTests: XCTestCase {
         try loop.post { log.append("post") }
         _ = uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(log.values, ["post"], "the owner's turn ran the work")
-        try loop.detach()
+        loop.detach()
         _ = uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
 
-    func testDetachOnAnOwnedLoopIsRejected() throws {
-        let loop = try Loop.manual()
-        XCTAssertThrowsError(try loop.detach()) { error in
-            guard case .invalidArgument(let message) = error as? LoopError else { return XCTFail("\(error)") }
-            XCTAssertTrue(message.contains("shutdown()"))
-        }
-        loop.shutdown()
-    }
+    // detach() on an owned loop stops the program: misuse case detach-owned-loop.
 }

@@ -22,7 +22,7 @@ final class ExternalPollerTests: XCTestCase {
         }
         XCTAssertEqual(received.values, [0, 1, 2])
         inbox.close()
-        try loop.detach()
+        loop.detach()
         closeOwnersTimer(ownersTimer)
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
@@ -52,7 +52,7 @@ final class ExternalPollerTests: XCTestCase {
         onThreads(1) { _ in try! loop.post { received.append(1) } }
         XCTAssertTrue(turnUntil(cLoop, { received.values.count == 2 }), "post 1 stranded")
         XCTAssertEqual(received.values, [0, 1])
-        try loop.detach()
+        loop.detach()
         closeOwnersTimer(ownersTimer)
         uv_close(UnsafeMutableRawPointer(ownersPrepare).assumingMemoryBound(to: uv_handle_t.self)) { handle in
             handle?.deallocate()

@@ -35,7 +35,7 @@ final class OwnedHandlesTests: XCTestCase {
         XCTAssertEqual(walk(cLoop).owner, 0, "every handle left is UVLoop's")
 
         inbox.close()
-        try loop.detach()
+        loop.detach()
         _ = uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(walk(cLoop).uvloop, 0)
         XCTAssertEqual(uv_loop_close(cLoop), 0)

@@ -15,7 +15,7 @@ final class LoopExecutorTests: XCTestCase {
         let entries = await recorder.entries
         XCTAssertTrue(onLoopThread)
         XCTAssertEqual(entries, (0..<100).map { "\($0)" })
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testActorStepsAreQueuedInFIFOOrderWithPostsFromTheSameThread() async throws {
@@ -30,7 +30,7 @@ final class LoopExecutorTests: XCTestCase {
         }
         let entries = try await loop.invoke { log.value }
         XCTAssertEqual(entries, ["post 0", "actor 0", "post 1", "actor 1", "post 2", "actor 2"])
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     /// A job enqueued on the loop's own thread is queued like a post, never run inline.
@@ -59,7 +59,7 @@ final class LoopExecutorTests: XCTestCase {
         }
         let count = await recorder.count
         XCTAssertEqual(count, 1000)
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     // MARK: task executor preference
@@ -78,7 +78,7 @@ final class LoopExecutorTests: XCTestCase {
         XCTAssertTrue(unstructured)
         let withoutPreference = await Task.detached { await runsOnLoopThread(loop) }.value
         XCTAssertFalse(withoutPreference)
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testTaskExecutorIdentityIsStable() async throws {
@@ -88,7 +88,7 @@ final class LoopExecutorTests: XCTestCase {
             withUnsafeCurrentTask { $0?.unownedTaskExecutor }
         }.value
         XCTAssertEqual(preferred, loop.asUnownedTaskExecutor())
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     /// `Task(executorPreference:)` retains the loop and releases it when the task ends: the loop
@@ -104,7 +104,7 @@ final class LoopExecutorTests: XCTestCase {
                 }.value
                 XCTAssertTrue(onLoop)
             }
-            try thread.shutdown()
+            thread.shutdown()
         }
         XCTAssertNil(weakLoop)
     }
@@ -155,8 +155,8 @@ final class LoopExecutorTests: XCTestCase {
         XCTAssertEqual(onOtherLoop, false, "another loop's thread")
         XCTAssertTrue(loop.isSameExclusiveExecutionContext(other: loop))
         XCTAssertFalse(loop.isSameExclusiveExecutionContext(other: other.loop))
-        try other.shutdown()
-        try thread.shutdown()
+        other.shutdown()
+        thread.shutdown()
     }
 
     func testLoopThreadIsNoLongerIsolatedAfterShutdown() throws {
@@ -192,7 +192,7 @@ final class LoopExecutorTests: XCTestCase {
         let recorder = LoopRecorder(loop: thread.loop)
         let (sleeper, pending) = await recorder.startLongSleep()
         XCTAssertEqual(pending, 1)
-        try thread.shutdown()
+        thread.shutdown()
         let outcome = await sleeper.value
         XCTAssertEqual(outcome, "\(LoopError.shutDown)")
     }
@@ -204,7 +204,7 @@ final class LoopExecutorTests: XCTestCase {
         let loop = thread.loop
         let recorder = LoopRecorder(loop: loop)
         await recorder.record("before")
-        try thread.shutdown()
+        thread.shutdown()
 
         await recorder.record("after")
         let entries = await recorder.entries

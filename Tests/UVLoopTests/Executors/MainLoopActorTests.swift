@@ -90,7 +90,7 @@ final class MainLoopActorTests: XCTestCase {
         XCTAssertThrowsError(try MainLoop.install(other.loop)) { error in
             XCTAssertEqual(error as? LoopError, .mainLoopAlreadyChosen)
         }
-        try other.shutdown()
+        other.shutdown()
     }
 
     // MARK: the choice itself, on slots of their own
@@ -106,7 +106,7 @@ final class MainLoopActorTests: XCTestCase {
         XCTAssertThrowsError(try slot.install(thread.loop)) { error in
             XCTAssertEqual(error as? LoopError, .mainLoopAlreadyChosen)
         }
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testInstallingTwiceThrows() throws {
@@ -116,8 +116,8 @@ final class MainLoopActorTests: XCTestCase {
         try slot.install(first.loop)
         XCTAssertThrowsError(try slot.install(second.loop))
         XCTAssertTrue(slot.resolve() === first.loop)
-        try first.shutdown()
-        try second.shutdown()
+        first.shutdown()
+        second.shutdown()
     }
 
     func testFirstUseStartsALoopOnItsOwnThread() throws {

@@ -119,7 +119,7 @@ final class DescriptorWatchTests: XCTestCase {
         try loop.invoke {}  // runs after the close that cancel posted
         XCTAssertEqual(try loop.invoke { loop.openIOHandleCount }, 0)
         XCTAssertTrue(isOpen(writeEnd))
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testASecondWatchOfADescriptorOnOneLoopIsRefused() throws {
@@ -214,7 +214,7 @@ final class DescriptorWatchTests: XCTestCase {
         var byte: UInt8 = 3
         XCTAssertEqual(write(writeEnd, &byte, 1), 1)
         turn(cLoop) { calls.value > 0 }
-        try loop.detach()
+        loop.detach()
         XCTAssertFalse(reading.isActive)
         XCTAssertFalse(writing.watch.isActive)
         owners.close()
@@ -238,7 +238,7 @@ final class DescriptorWatchTests: XCTestCase {
         quiet.cancel()
         _ = uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_alive(cLoop), 0)
-        try loop.detach()
+        loop.detach()
         _ = uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }

@@ -155,7 +155,7 @@ final class SignalWatchTests: XCTestCase {
         // The close travels to the loop like a post; an invoke after it runs after it.
         try loop.invoke {}
         XCTAssertTrue(hasDefaultAction(SIGUSR2))
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testWorkTheHandlerPostsRuns() throws {
@@ -200,7 +200,7 @@ final class SignalWatchTests: XCTestCase {
         let handled = Atomic<Bool>(false)
         let watch = try loop.watchSignal(.terminate) { _ in
             handled.store(true, ordering: .relaxed)
-            try! loop.detach()
+            loop.detach()
         }
         guard watch.isActive, !hasDefaultAction(SIGTERM) else { return XCTFail("not watching SIGTERM") }
         raise(SIGTERM)
@@ -239,7 +239,7 @@ final class SignalWatchTests: XCTestCase {
         let watch = try loop.watchSignal(.user1) { _ in }
         let pending = try loop.watchSignal(.user2) { _ in XCTFail("detached before the loop read it") }
         raise(SIGUSR2)  // caught, not yet read by the loop
-        try loop.detach()
+        loop.detach()
         XCTAssertFalse(watch.isActive)
         XCTAssertFalse(pending.isActive)
         _ = uv_run(cLoop, UV_RUN_NOWAIT)
@@ -259,7 +259,7 @@ final class SignalWatchTests: XCTestCase {
         _ = uv_run(cLoop, UV_RUN_NOWAIT)  // the closing handle counts until its close callback
         XCTAssertEqual(uv_loop_alive(cLoop), 0)
         quiet.cancel()
-        try loop.detach()
+        loop.detach()
         _ = uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
@@ -274,7 +274,7 @@ final class SignalWatchTests: XCTestCase {
         raise(SIGUSR1)
         turn(cLoop) { count.value == 1 }
         watch.cancel()
-        try loop.detach()
+        loop.detach()
         owners.close()
         _ = uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)

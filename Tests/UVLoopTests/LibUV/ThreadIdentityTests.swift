@@ -7,12 +7,12 @@ final class ThreadIdentityTests: XCTestCase {
     func testAThreadStartedAfterTheLoopThreadEndedIsNotTheLoopThread() throws {
         let thread = try Loop.startThread()
         let loop = thread.loop
-        try thread.shutdown()
+        thread.shutdown()
         for _ in 0..<8 {
             let later = try Loop.startThread()
             let sameAsOld = try later.loop.invoke { loop.isOnLoopThread }
             XCTAssertFalse(sameAsOld)
-            try later.shutdown()
+            later.shutdown()
         }
     }
 
@@ -23,6 +23,6 @@ final class ThreadIdentityTests: XCTestCase {
         let there = try thread.loop.invoke { ThreadIdentity.current }
         XCTAssertNotEqual(here, there)
         XCTAssertEqual(there, thread.loop.thread)
-        try thread.shutdown()
+        thread.shutdown()
     }
 }

@@ -22,6 +22,6 @@ final class ThreadNameTests: XCTestCase {
                 .trimmingCharacters(in: .newlines) ?? "unreadable"
         }
         XCTAssertEqual(name, String(repeating: "é", count: 7))
-        try thread.shutdown()
+        thread.shutdown()
     }
 }

@@ -18,7 +18,7 @@ final class ClosedLoopTests: XCTestCase {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
         let loop = try Loop.adopt(cLoop)
-        try loop.detach()
+        loop.detach()
         uv_run(cLoop, UV_RUN_NOWAIT)
         loop.stop()
         uv_run(cLoop, UV_RUN_NOWAIT)

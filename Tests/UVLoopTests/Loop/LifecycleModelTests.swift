@@ -166,7 +166,7 @@ private final class LifecycleModel: Sendable {
     /// model to `ended` once that call has returned.
     func end(_ loop: Loop, attached: Bool) {
         if attached {
-            _ = try? loop.invoke { try? loop.detach() }
+            _ = try? loop.invoke { loop.detach() }
         } else {
             loop.shutdown()
         }

@@ -73,7 +73,7 @@ final class LoopDelayMonitorTests: XCTestCase {
         try loop.invoke {}   // the reset, posted, has run
         XCTAssertEqual(monitor.histogram().count, 0)
         XCTAssertEqual(try loop.invoke { loop.scheduledTimerCount }, 0, "the monitor's timer is cancelled")
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testAResolutionBelowAMicrosecondIsRefused() throws {
@@ -82,7 +82,7 @@ final class LoopDelayMonitorTests: XCTestCase {
             guard case .invalidArgument(let message) = error as? LoopError else { return XCTFail("\(error)") }
             XCTAssertTrue(message.contains("at least 1 microsecond"), message)
         }
-        try thread.shutdown()
+        thread.shutdown()
         XCTAssertThrowsError(try thread.loop.monitorDelay()) { XCTAssertEqual($0 as? LoopError, .shutDown) }
     }
 }

@@ -70,7 +70,7 @@ final class LoopMetricsTests: XCTestCase {
         XCTAssertLessThanOrEqual(utilization, 1)
         XCTAssertLessThanOrEqual(after.utilization(), 1)
         XCTAssertEqual(after.utilization(since: after), 0, "no time in between")
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testAStallHandlerHearsOfLongTurnsOnlyWithWhatTheyRan() throws {
@@ -95,7 +95,7 @@ final class LoopMetricsTests: XCTestCase {
         try loop.invoke { spin(for: .milliseconds(10)) }
         try waitForATurnToEnd(on: loop)
         XCTAssertEqual(stalls.values.count, 1, "removed")
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testAStallReportCountsTimersAndNextIterationWork() throws {
@@ -136,7 +136,7 @@ final class LoopMetricsTests: XCTestCase {
         let reader = try NativeThread.start { seen.withLock { $0 = loop.metrics() } }
         reader.join()
         XCTAssertGreaterThanOrEqual(try XCTUnwrap(seen.withLock { $0 }).iterations, 1)
-        try loop.detach()
+        loop.detach()
         _ = uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }

@@ -34,7 +34,7 @@ final class InboxTests: XCTestCase {
             for value in 0..<perProducer { try! inbox.send((producer: producer, value: value)) }
         }
         inbox.close()
-        try thread.shutdown()
+        thread.shutdown()
         XCTAssertEqual(count.load(ordering: .relaxed), 4 * perProducer)
         XCTAssertEqual(outOfOrder.load(ordering: .relaxed), 0)
     }
@@ -90,7 +90,7 @@ final class InboxTests: XCTestCase {
         defer { cLoop.deallocate() }
         let loop = try Loop.adopt(cLoop)
         let inbox = try loop.makeInbox(of: Int.self) { _ in }
-        try loop.detach()
+        loop.detach()
         XCTAssertThrowsError(try inbox.send(1)) { XCTAssertEqual($0 as? LoopError, .detached) }
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
@@ -171,7 +171,7 @@ final class InboxTests: XCTestCase {
     /// would leave a burst undelivered and the producer waiting.
     func testBurstsSentAsTheLoopSettlesAreAllDelivered() throws {
         let thread = try Loop.startThread(name: "inbox-bursts")
-        defer { try? thread.shutdown() }
+        defer { thread.shutdown() }
         let received = Atomic<Int>(0)
         let expected = Atomic<Int>(0)
         let burstDone = Gate()

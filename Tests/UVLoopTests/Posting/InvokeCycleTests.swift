@@ -10,8 +10,8 @@ final class InvokeCycleTests: XCTestCase {
         let a = try Loop.startThread(name: "a")
         let b = try Loop.startThread(name: "b")
         defer {
-            try? a.shutdown()
-            try? b.shutdown()
+            a.shutdown()
+            b.shutdown()
         }
         let aIsWaiting = Gate()
         let inner = Mutex<Result<Int, LoopError>?>(nil)
@@ -38,7 +38,7 @@ final class InvokeCycleTests: XCTestCase {
 
     func testALongerCycleIsFoundToo() throws {
         let loops = try (0..<3).map { try Loop.startThread(name: "cycle-\($0)") }
-        defer { for thread in loops { try? thread.shutdown() } }
+        defer { for thread in loops { thread.shutdown() } }
         let closing = Mutex<LoopError?>(nil)
         // 0 waits for 1, 1 waits for 2, and 2 invokes on 0.
         _ = try loops[0].loop.invoke {
@@ -59,8 +59,8 @@ final class InvokeCycleTests: XCTestCase {
         let a = try Loop.startThread(name: "a")
         let b = try Loop.startThread(name: "b")
         defer {
-            try? a.shutdown()
-            try? b.shutdown()
+            a.shutdown()
+            b.shutdown()
         }
         let refused = Atomic<Int>(0)
         onThreads(4) { _ in

@@ -27,7 +27,7 @@ final class InvokeTests: XCTestCase {
         XCTAssertThrowsError(try loop.invoke { () throws -> Int in throw TestFailure(code: 3) }) { error in
             XCTAssertEqual(error as? TestFailure, TestFailure(code: 3))
         }
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testInvokeIsOrderedWithTheCallersPosts() throws {
@@ -37,7 +37,7 @@ final class InvokeTests: XCTestCase {
         for i in 0..<100 { try log.post { $0.append(i) } }
         let seen = try log.invoke { $0 }
         XCTAssertEqual(seen, Array(0..<100))
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testAsyncInvokeHopsToTheLoopAndBack() async throws {
@@ -48,7 +48,7 @@ final class InvokeTests: XCTestCase {
         let recorder = LoopRecorder(loop: loop)
         let inline = await recorder.invokeInline()
         XCTAssertEqual(inline, "inline on loop thread")
-        try thread.shutdown()
+        thread.shutdown()
         do {
             _ = try await loop.invoke { 1 }
             XCTFail("invoke on a closed loop must throw")
@@ -59,7 +59,7 @@ final class InvokeTests: XCTestCase {
 
     func testInvokeOnAStoppedLoopThrows() throws {
         let thread = try Loop.startThread()
-        try thread.shutdown()
+        thread.shutdown()
         XCTAssertThrowsError(try thread.loop.invoke { 1 }) { XCTAssertEqual($0 as? LoopError, .shutDown) }
     }
 

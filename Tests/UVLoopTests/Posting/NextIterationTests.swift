@@ -77,6 +77,6 @@ final class NextIterationTests: XCTestCase {
         try thread.loop.post { try? thread.loop.postNextIteration { done.signal() } }
         done.wait()
         XCTAssertEqual(try log.invoke { $0 }, ["a", "b", "next"])
-        try thread.shutdown()
+        thread.shutdown()
     }
 }

@@ -78,7 +78,7 @@ final class PostTests: XCTestCase {
         try loop.post { link(1) }
         XCTAssertTrue(done.wait(timeoutNanoseconds: 60_000_000_000), "a post that found a wake-up pending was never run")
         XCTAssertEqual(ran.load(ordering: .relaxed), links)
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testBudgetBoundsEachDrainAndTheRestRunsNextTurn() throws {
@@ -110,7 +110,7 @@ final class PostTests: XCTestCase {
         }
         // Every producer has returned, so all their posts are queued ahead of this invoke.
         let final = try state.invoke { $0 }
-        try thread.shutdown()
+        thread.shutdown()
         XCTAssertEqual(final.count, producers * perProducer)
         XCTAssertEqual(final.outOfOrder, 0)
         XCTAssertEqual(final.last, [Int](repeating: perProducer - 1, count: producers))

@@ -126,6 +126,6 @@ final class NameResolutionTests: XCTestCase {
         }
         client.close()
         listener.close()
-        try thread.shutdown()
+        thread.shutdown()
     }
 }

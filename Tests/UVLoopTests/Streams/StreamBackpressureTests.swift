@@ -73,7 +73,7 @@ final class StreamBackpressureTests: XCTestCase {
         client.close()
         server.close()
         listener.close()
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testAsyncReaderThatDoesNotKeepUpStopsReading() async throws {
@@ -102,7 +102,7 @@ final class StreamBackpressureTests: XCTestCase {
         client.close()
         server.close()
         listener.close()
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testAsyncEchoAndCancelledRead() async throws {
@@ -142,6 +142,6 @@ final class StreamBackpressureTests: XCTestCase {
         client.close()
         listener.close()
         try await server.value
-        try thread.shutdown()
+        thread.shutdown()
     }
 }

@@ -65,7 +65,7 @@ final class StreamLifecycleTests: XCTestCase {
         try client!.write(Array("bye".utf8)) { written = $0 }
         XCTAssertEqual(uv_run(cLoop, UV_RUN_NOWAIT) != 0, true, "open streams keep the owner's loop alive")
 
-        try loop.detach()
+        loop.detach()
         _ = uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(log.failure, .detached)
         XCTAssertEqual(written, .some(nil), "the kernel took the bytes before the detach")
@@ -94,7 +94,7 @@ final class StreamLifecycleTests: XCTestCase {
                 seen.append("end")
                 return
             }
-            try? loop.detach()
+            loop.detach()
             seen.append("read \(String(decoding: bytes, as: UTF8.self)) after detach, open: \(connection.isOpen)")
         }
         try client!.write(Array("last".utf8))
@@ -135,7 +135,7 @@ final class StreamLifecycleTests: XCTestCase {
         }
         // Both tasks are suspended once the loop holds their waiters.
         while try await loop.invoke({ !server.box.value.isReading || !listener.box.value.hasAcceptWaiter }) { await Task.yield() }
-        try thread.shutdown()
+        thread.shutdown()
         let readerError = await reader.value
         let accepterError = await accepter.value
         XCTAssertEqual(readerError, .shutDown)

@@ -60,7 +60,7 @@ final class ThreadPoolWorkTests: XCTestCase {
 
     func testJobRunsOnAPoolThreadAndFinishesOnTheLoopThread() throws {
         let thread = try Loop.startThread(name: "pool-test")
-        defer { try? thread.shutdown() }
+        defer { thread.shutdown() }
         let job = RecordingJob(loop: thread.loop)
         try thread.loop.queueWork(job)
         job.finished.pass()
@@ -76,7 +76,7 @@ final class ThreadPoolWorkTests: XCTestCase {
     /// cancelled; a running one cannot.
     func testCancelWithdrawsAQueuedJobButNotARunningOne() throws {
         let thread = try Loop.startThread(name: "pool-test")
-        defer { try? thread.shutdown() }
+        defer { thread.shutdown() }
         let loop = thread.loop
         let hold = Gate()
         let running = (0..<threadPoolSize).map { _ in RecordingJob(loop: loop, hold: hold) }
@@ -103,7 +103,7 @@ final class ThreadPoolWorkTests: XCTestCase {
 
     func testAJobThatDeclinesIsFinishedCancelledWithoutRunning() throws {
         let thread = try Loop.startThread(name: "pool-test")
-        defer { try? thread.shutdown() }
+        defer { thread.shutdown() }
         let job = RecordingJob(loop: thread.loop, accept: false)
         try thread.loop.queueWork(job)
         job.finished.pass()
@@ -118,7 +118,7 @@ final class ThreadPoolWorkTests: XCTestCase {
             XCTAssertEqual(error as? LoopError, .shutDown)
         }
         let thread = try Loop.startThread(name: "pool-test")
-        try thread.shutdown()
+        thread.shutdown()
         XCTAssertThrowsError(try thread.loop.queueWork(RecordingJob(loop: thread.loop))) { error in
             XCTAssertEqual(error as? LoopError, .shutDown)
         }
@@ -127,7 +127,7 @@ final class ThreadPoolWorkTests: XCTestCase {
     /// Slots are recycled: many more jobs than the pool keeps all finish exactly once.
     func testManyJobsFinishExactlyOnce() throws {
         let thread = try Loop.startThread(name: "pool-test")
-        defer { try? thread.shutdown() }
+        defer { thread.shutdown() }
         let jobs = (0..<3000).map { _ in RecordingJob(loop: thread.loop) }
         for job in jobs { try thread.loop.queueWork(job) }
         for job in jobs { job.finished.pass() }
@@ -161,7 +161,7 @@ final class ThreadPoolWorkTests: XCTestCase {
 
     func testAResultStoredOnThePoolThreadIsTakenOnTheLoopThread() throws {
         let thread = try Loop.startThread(name: "pool-test")
-        defer { try? thread.shutdown() }
+        defer { thread.shutdown() }
         let jobs = (0..<100).map { ResultJob(input: $0) }
         for job in jobs { try thread.loop.queueWork(job) }
         for job in jobs {
@@ -176,7 +176,7 @@ final class ThreadPoolWorkTests: XCTestCase {
     /// the extra chunks are freed, and the slots kept still serve later jobs.
     func testABurstsExtraSlotsAreFreedWhenItIsOver() throws {
         let thread = try Loop.startThread(name: "pool-test")
-        defer { try? thread.shutdown() }
+        defer { thread.shutdown() }
         let loop = thread.loop
         let retained = ThreadPoolQueue.retainedChunks * ThreadPoolQueue.slotsPerChunk
         let hold = Gate()

@@ -70,13 +70,13 @@ final class LoopClockTests: XCTestCase {
         try await Task.sleep(for: .milliseconds(2), clock: clock)
         XCTAssertGreaterThanOrEqual(start.duration(to: clock.now), .milliseconds(2))
         XCTAssertEqual(clock.minimumResolution, .nanoseconds(1))
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testSleepingOnAClosedLoopsClockThrowsShutDown() async throws {
         let thread = try Loop.startThread()
         let clock = thread.loop.clock
-        try thread.shutdown()
+        thread.shutdown()
         do {
             try await Task.sleep(for: .milliseconds(1), clock: clock)
             XCTFail("a closed loop's clock cannot sleep")

@@ -16,7 +16,7 @@ final class CancelledTimerLivenessTests: XCTestCase {
         XCTAssertNotEqual(uv_loop_alive(cLoop), 0, "a pending timer keeps the loop alive")
         XCTAssertTrue(timer.cancel())
         XCTAssertEqual(uv_loop_alive(cLoop), 0, "a cancelled timer must not keep the loop alive")
-        try loop.detach()
+        loop.detach()
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
@@ -35,7 +35,7 @@ final class CancelledTimerLivenessTests: XCTestCase {
         // The cancels reach the loop's thread in its next turn.
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_alive(cLoop), 0)
-        try loop.detach()
+        loop.detach()
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
@@ -49,7 +49,7 @@ final class CancelledTimerLivenessTests: XCTestCase {
         XCTAssertTrue(timer.fire())
         XCTAssertTrue(fired.value)
         XCTAssertEqual(uv_loop_alive(cLoop), 0)
-        try loop.detach()
+        loop.detach()
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
@@ -64,7 +64,7 @@ final class CancelledTimerLivenessTests: XCTestCase {
         XCTAssertNotEqual(uv_loop_alive(cLoop), 0)
         XCTAssertTrue(kept.cancel())
         XCTAssertEqual(uv_loop_alive(cLoop), 0)
-        try loop.detach()
+        loop.detach()
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
@@ -83,7 +83,7 @@ final class CancelledTimerLivenessTests: XCTestCase {
         XCTAssertTrue(fired.value)
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_alive(cLoop), 0, "a fired timer must not keep the owner's loop alive")
-        try loop.detach()
+        loop.detach()
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }

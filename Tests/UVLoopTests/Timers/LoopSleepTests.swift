@@ -62,7 +62,7 @@ final class LoopSleepTests: XCTestCase {
         }
         let pending = try await loop.invoke { loop.scheduledTimerCount }
         XCTAssertEqual(pending, 0)
-        try thread.shutdown()
+        thread.shutdown()
         do {
             try await loop.sleep(for: .milliseconds(1))
             XCTFail("a closed loop cannot sleep")
@@ -84,7 +84,7 @@ final class LoopSleepTests: XCTestCase {
         }
         XCTAssertEqual(answer, 42)
         XCTAssertEqual(ticks.count, 3)
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     /// Starts a task on `loop` that sleeps for ten seconds; its outcome reads "slept", or what

@@ -76,7 +76,7 @@ final class LoopTicksTests: XCTestCase {
     func testTicksOnAClosedLoopEndAtOnce() async throws {
         let thread = try Loop.startThread()
         let loop = thread.loop
-        try thread.shutdown()
+        thread.shutdown()
         var count = 0
         for await _ in try loop.ticks(every: .milliseconds(1)) { count += 1 }
         XCTAssertEqual(count, 0)
@@ -101,6 +101,6 @@ final class LoopTicksTests: XCTestCase {
         XCTAssertTrue(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 })
         let pending = try await thread.loop.invoke { thread.loop.scheduledTimerCount }
         XCTAssertEqual(pending, 0)
-        try thread.shutdown()
+        thread.shutdown()
     }
 }

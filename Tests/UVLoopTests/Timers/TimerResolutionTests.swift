@@ -34,6 +34,6 @@ final class TimerResolutionTests: XCTestCase {
         }
         fired.wait()
         XCTAssertGreaterThanOrEqual(try firedAt.invoke { $0 }, deadline.nanoseconds, "never early")
-        try thread.shutdown()
+        thread.shutdown()
     }
 }

@@ -107,7 +107,7 @@ final class TimerSlotsTests: XCTestCase {
         let left = try loop.invoke { loop.scheduledTimerCount }
         XCTAssertEqual(left, 0)
         XCTAssertEqual(ran.load(ordering: .relaxed) + cancelled.load(ordering: .relaxed), 4 * perThread)
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testTimersScheduledFromAnotherThreadReuseSlots() throws {

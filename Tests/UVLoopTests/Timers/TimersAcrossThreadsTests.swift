@@ -19,7 +19,7 @@ final class TimersAcrossThreadsTests: XCTestCase {
         }
         done.wait()
         XCTAssertTrue(onLoop.load(ordering: .relaxed))
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     func testCancelFromAnotherThreadReleasesOnTheLoopThreadNextTurn() throws {
@@ -49,7 +49,7 @@ final class TimersAcrossThreadsTests: XCTestCase {
         XCTAssertTrue(timer.fire())
         XCTAssertTrue(ranOnLoop.load(ordering: .relaxed), "fire() from another thread waits until it ran")
         XCTAssertFalse(timer.fire())
-        try thread.shutdown()
+        thread.shutdown()
     }
 
     /// A timer scheduled on another thread whose handle reaches the loop's thread before its
