@@ -76,10 +76,4 @@ extension PostQueue {
             return true
         }
     }
-
-    /// Whether the calling thread is the one running late jobs.
-    var isLateRunner: Bool {
-        let current = ThreadIdentity.current
-        return state.withLock { $0.lateRunner == current }
-    }
 }

@@ -127,11 +127,6 @@ struct StreamHandle {
         UnsafeMutableRawPointer(handle).deallocate()
     }
 
-    /// Keeps or stops keeping the loop alive while active (`uv_ref` / `uv_unref`).
-    func setReferenced(_ referenced: Bool) {
-        if referenced { uv_ref(base) } else { uv_unref(base) }
-    }
-
     // MARK: reading
 
     /// Starts reading into the context's read buffer (`uv_read_start`).
