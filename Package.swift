@@ -34,7 +34,7 @@ let package = Package(
         // A test fixture: commits one misuse per case, for scripts/check-misuse-messages.
         .executableTarget(
             name: "uvloop-misuse", dependencies: ["UVLoop", "UVEvents", "CLibUV"], path: "Tests/Fixtures/uvloop-misuse"),
-        .target(name: "UVTestSupport", dependencies: ["UVLoop"], path: "Tests/UVTestSupport"),
+        .target(name: "UVTestSupport", dependencies: ["UVLoop", "CLibUV"], path: "Tests/UVTestSupport"),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
         .testTarget(name: "UVEventsTests", dependencies: ["UVEvents", "UVLoop", "UVLoopTesting", "UVTestSupport"]),
         .testTarget(name: "UVOperationsTests", dependencies: ["UVOperations", "UVLoopTesting", "UVTestSupport"]),
