@@ -29,9 +29,13 @@ let package = Package(
         .target(name: "CUVLoop", dependencies: ["CLibUV"]),
         .target(name: "UVLoopC", dependencies: ["UVLoop", "CUVLoop", "CLibUV"]),
         .executableTarget(name: "uvloop-demo", dependencies: ["UVLoop", "UVOperations", "UVEvents", "UVLoopC", "CUVLoop", "CLibUV"]),
-        .executableTarget(name: "uvloop-echo", dependencies: ["UVLoop"]),
-        .executableTarget(name: "uvloop-misuse", dependencies: ["UVLoop", "UVEvents", "UVLoopTesting", "CLibUV"]),
-        .target(name: "UVTestSupport", dependencies: ["UVLoop"], path: "Tests/UVTestSupport"),
+        // A runnable example (Examples/), built with the package.
+        .executableTarget(name: "uvloop-echo", dependencies: ["UVLoop"], path: "Examples/echo-server"),
+        // A test fixture: commits one misuse per case, for scripts/check-misuse-messages.
+        .executableTarget(
+            name: "uvloop-misuse", dependencies: ["UVLoop", "UVEvents", "UVLoopTesting", "CLibUV"],
+            path: "Tests/Fixtures/uvloop-misuse"),
+        .target(name: "UVTestSupport", dependencies: ["UVLoop", "CLibUV"], path: "Tests/UVTestSupport"),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
         .testTarget(name: "UVEventsTests", dependencies: ["UVEvents", "UVLoop", "UVLoopTesting", "UVTestSupport"]),
         .testTarget(name: "UVOperationsTests", dependencies: ["UVOperations", "UVLoopTesting", "UVTestSupport"]),

@@ -1,13 +1,13 @@
 import CLibUV
 import UVLoop
+import UVTestSupport
 import XCTest
 
 /// The examples of Embedding.md, run for real on a uv_loop_t that the test owns, as a C daemon would.
 final class EmbeddingExamples: XCTestCase {
     func testAdoptAndDetach() throws {
-        let daemonLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let daemonLoop = makeCLoop()
         defer { daemonLoop.deallocate() }
-        XCTAssertEqual(uv_loop_init(daemonLoop), 0)
         // docs:begin adopt
         // On the thread that runs the daemon's uv_loop_t:
         let loop = try Loop.adopt(daemonLoop)   // adds UVLoop's handles; never calls uv_run
@@ -23,9 +23,8 @@ final class EmbeddingExamples: XCTestCase {
     }
 
     func testDetachFromACallback() throws {
-        let daemonLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let daemonLoop = makeCLoop()
         defer { daemonLoop.deallocate() }
-        XCTAssertEqual(uv_loop_init(daemonLoop), 0)
         let loop = try Loop.adopt(daemonLoop)
         // docs:begin detach-inside
         try loop.post {
@@ -40,9 +39,8 @@ final class EmbeddingExamples: XCTestCase {
     }
 
     func testKeepingTheOwnersLoopAlive() throws {
-        let daemonLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let daemonLoop = makeCLoop()
         defer { daemonLoop.deallocate() }
-        XCTAssertEqual(uv_loop_init(daemonLoop), 0)
         let loop = try Loop.adopt(daemonLoop)
         // docs:begin keep-alive
         try loop.setKeepsOwnerLoopAlive(true)   // posts from other threads always get a turn

@@ -1,13 +1,7 @@
 import Synchronization
 import UVLoop
+import UVTestSupport
 import XCTest
-
-/// Blocks the calling thread for `duration`: a callback that holds its loop up.
-private func spin(for duration: Duration) {
-    let clock = ContinuousClock()
-    let end = clock.now.advanced(by: duration)
-    while clock.now < end {}
-}
 
 /// The examples of the loop metrics' documentation, run for real.
 final class MetricsExamples: XCTestCase {

@@ -9,16 +9,10 @@ import UVTestSupport
 /// Which `uv_loop_t`s UVLoop is adopted on, whichever side adopted them, and one queue per loop
 /// for all of C's handles on it.
 final class AttachRegistryTests: XCTestCase {
-    private func makeUVLoop() -> UnsafeMutablePointer<uv_loop_t> {
-        let loop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
-        XCTAssertEqual(uv_loop_init(loop), 0)
-        return loop
-    }
-
     /// Before: the C side's registry kept the address when Swift detached, and refused any later
     /// uv_loop_t at that address with UVLOOP_EALREADY.
     func testALoopDetachedFromSwiftCanBeAttachedAgain() throws {
-        let uv = makeUVLoop()
+        let uv = makeCLoop()
         defer { uv.deallocate() }
         var handle: OpaquePointer?
         XCTAssertEqual(uvloop_attach(uv, &handle), 0)
@@ -37,7 +31,7 @@ final class AttachRegistryTests: XCTestCase {
     /// Before: a loop adopted in Swift was unknown to uvloop_attach, which added a second set of
     /// handles.
     func testAdoptingTwiceIsRefusedOnBothSides() throws {
-        let uv = makeUVLoop()
+        let uv = makeCLoop()
         defer { uv.deallocate() }
         let loop = try Loop.adopt(uv)
         var handle: OpaquePointer?

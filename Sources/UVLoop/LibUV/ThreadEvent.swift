@@ -32,12 +32,6 @@ package final class ThreadEvent: @unchecked Sendable {
         uv_mutex_unlock(mutex)
     }
 
-    package var isSignalled: Bool {
-        uv_mutex_lock(mutex)
-        defer { uv_mutex_unlock(mutex) }
-        return signalled
-    }
-
     /// Blocks until `signal()`.
     package func wait() {
         uv_mutex_lock(mutex)

@@ -9,7 +9,6 @@ import Synchronization
 /// thread), and readers only load. A reader may see a sample in the count but not yet in its
 /// bucket: percentiles clamp to what the buckets hold.
 final class AtomicHistogram: @unchecked Sendable {
-    static let subBuckets = 8
     /// Enough buckets for every `UInt64`: values below 8 get one each, then 8 per power of two.
     static let bucketCount = 8 + 61 * 8
 

@@ -30,6 +30,11 @@
 /// Mutating methods never call user code and never release user closures: they hand the work back
 /// to the caller, which runs or drops it after the access ends, so a callback may schedule or
 /// cancel other timers re-entrantly.
+///
+/// Its aspects are in files of their own: scheduling (`TimerQueue+Scheduling`), removing and
+/// popping (`TimerQueue+Removing`), the slots' bookkeeping (`TimerQueue+Slots`) and compaction
+/// (`TimerQueue+Compaction`). Its stored parts are internal so that they can; only these files
+/// touch them.
 struct TimerQueue: ~Copyable {
     /// The entries of a rescheduled slot: the live one's sequence number, and how many (live and
     /// stale) are still in the queue. The slot is freed only once the last one has left.
@@ -47,42 +52,42 @@ struct TimerQueue: ~Copyable {
 
     /// Statuses and the slots of other threads; shared with the loop's `LoopTimer`s.
     let shared: TimerSlots
-    private var run = NoncopyableArray<TimerEntry>()
+    var run = NoncopyableArray<TimerEntry>()
     /// Entries before this index have left the run.
-    private var runStart = 0
-    private var heap = TimerHeap()
-    private var wheel = TimerWheel()
-    private var slots = NoncopyableArray<Slot>()
+    var runStart = 0
+    var heap = TimerHeap()
+    var wheel = TimerWheel()
+    var slots = NoncopyableArray<Slot>()
     /// The loop thread's own free slots, refilled from `shared` in batches; beyond
     /// `freeSlotsKept`, handed back to it while other threads take slots.
-    private var freeSlots = NoncopyableArray<UInt32>()
+    var freeSlots = NoncopyableArray<UInt32>()
     /// The slots whose timer has a live entry: scheduled and neither cancelled nor popped. A
     /// repeating timer whose callback is running has no entry and is not in here, but keeps its
     /// work.
-    private var scheduled = SlotBitmap()
+    var scheduled = SlotBitmap()
     /// The slots whose entry is dead (its timer was cancelled or fired early): compaction frees
     /// them in descending order, so that they are handed out again in ascending order and a burst
     /// of new timers touches memory front to back.
-    private var dead = SlotBitmap()
+    var dead = SlotBitmap()
     /// The slots that may have stale entries besides their live one (see `Moves`).
-    private var rescheduled = SlotBitmap()
+    var rescheduled = SlotBitmap()
     /// For each slot in `rescheduled`: which entry is live, and how many it has. Meaningless for
     /// other slots, whose single entry is live exactly when the slot is in `scheduled`.
-    private var moves = NoncopyableArray<Moves>()
+    var moves = NoncopyableArray<Moves>()
     /// Deadlines for pending timers that had no entry when they were rescheduled (on their way
     /// from another thread, or repeating and running their callback): they apply when the timer is
     /// scheduled or re-armed.
-    private var movedDeadlines: [UInt32: UInt64] = [:]
+    var movedDeadlines: [UInt32: UInt64] = [:]
     /// The sequence number the next entry gets: timers scheduled from now on compare later.
-    private(set) var nextSequence: UInt64 = 0
+    var nextSequence: UInt64 = 0
 
     /// The number of scheduled timers.
-    private(set) var count = 0
+    var count = 0
     /// Dead entries; their slots are freed with them.
-    private var deadCount = 0
+    var deadCount = 0
 
-    private static let refillBatch = 256
-    private static let freeSlotsKept = 4096
+    static let refillBatch = 256
+    static let freeSlotsKept = 4096
 
     init(shared: TimerSlots) {
         self.shared = shared
@@ -122,7 +127,7 @@ struct TimerQueue: ~Copyable {
     }
 
     /// The earliest deadline in the run and the heap; drops dead entries from their fronts first.
-    private var nearestDeadline: UInt64? {
+    var nearestDeadline: UInt64? {
         mutating get {
             dropDeadFronts()
             let head = runStart < run.count ? run[runStart].deadline : nil
@@ -136,367 +141,8 @@ struct TimerQueue: ~Copyable {
         }
     }
 
-    // MARK: scheduling
-
-    /// A new timer id, pending and not scheduled yet (see `TimerSlots`).
-    mutating func allocate() -> UInt64 {
-        while true {
-            if freeSlots.isEmpty { shared.refill(&freeSlots, batch: Self.refillBatch) }
-            if let id = shared.activate(freeSlots.removeLast()) { return id }
-        }
-    }
-
-    /// Allocates and schedules a timer; returns its id. `now` is the loop's time.
-    mutating func schedule(
-        deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: consuming TimerWork
-    ) -> UInt64 {
-        let id = allocate()
-        store(TimerSlots.slot(id), deadline: deadline, now: now, repetition: repetition, work: work)
-        return id
-    }
-
-    /// Schedules timer `id`, allocated earlier on any thread; `now` is the loop's time. If the
-    /// timer is no longer pending, frees its slot instead and hands the work back: to drop when it
-    /// was cancelled on its way here, to run when `fire()` claimed it on the loop's thread before
-    /// its scheduling arrived (its handle overtook the scheduling post, through an inbox or
-    /// shared memory).
-    mutating func insert(
-        _ id: UInt64, deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: consuming TimerWork
-    ) -> (work: TimerWork, wasFired: Bool)? {
-        let slot = TimerSlots.slot(id)
-        guard shared.isPending(id) else {
-            // Read before `free`, which may hand the slot to another thread for a new timer.
-            let wasFired = shared.wasFired(id)
-            free(slot)
-            return (work, wasFired)
-        }
-        store(slot, deadline: deadline, now: now, repetition: repetition, work: work)
-        return nil
-    }
-
-    private mutating func store(
-        _ slot: UInt32, deadline: UInt64, now: UInt64, repetition: TimerRepetition, work: consuming TimerWork
-    ) {
-        if wheel.count == 0 { wheel.catchUp(to: TimerWheel.tick(of: now)) }
-        if Int(slot) >= slots.count { grow(toCover: slot) }
-        slots[Int(slot)] = Slot(work: work, repetition: repetition)
-        enqueue(slot: slot, deadline: deadline)
-    }
-
-    /// Puts a repeating timer whose callback just ran back on the schedule, as a new insertion.
-    mutating func reinsert(slot: UInt32, deadline: UInt64) {
-        enqueue(slot: slot, deadline: deadline)
-    }
-
-    /// Moves pending timer `id` to `deadline`, keeping its work; returns false if it has ended.
-    /// A timer with an entry gets a new one (the old turns stale); one without (on its way here,
-    /// or a repeating timer inside its callback) keeps the deadline until it is scheduled: the
-    /// caller asks `takeMovedDeadline` then.
-    mutating func reschedule(_ id: UInt64, deadline: UInt64) -> Bool {
-        guard shared.isPending(id) else { return false }
-        let slot = TimerSlots.slot(id)
-        guard Int(slot) < slots.count, scheduled.contains(slot) else {
-            movedDeadlines[slot] = deadline
-            return true
-        }
-        if !rescheduled.contains(slot) {
-            rescheduled.insert(slot)
-            while moves.count <= Int(slot) { moves.append(Moves(liveSequence: 0, entries: 0)) }
-            moves[Int(slot)] = Moves(liveSequence: 0, entries: 1)
-        }
-        // The old entry is stale from here on: it counts as dead until it is dropped.
-        deadCount += 1
-        place(slot: slot, deadline: deadline)
-        if deadCount > 64 && deadCount > count { dropDeadEntries() }
-        return true
-    }
-
-    /// The deadline a timer was moved to while it had no entry, if any; forgets it.
-    @inline(__always)
-    mutating func takeMovedDeadline(slot: UInt32) -> UInt64? {
-        movedDeadlines.isEmpty ? nil : movedDeadlines.removeValue(forKey: slot)
-    }
-
-    private mutating func grow(toCover slot: UInt32) {
-        while slots.count <= Int(slot) { slots.append(Slot(work: nil, repetition: .none)) }
-        scheduled.reserve(slots.count)
-        dead.reserve(slots.count)
-        rescheduled.reserve(slots.count)
-    }
-
-    private mutating func enqueue(slot: UInt32, deadline: UInt64) {
-        scheduled.insert(slot)
-        count += 1
-        place(slot: slot, deadline: deadline)
-    }
-
-    /// Adds an entry for `slot`, which becomes the slot's live one.
-    private mutating func place(slot: UInt32, deadline: UInt64) {
-        let entry = TimerEntry(deadline: deadline, sequence: nextSequence, slot: slot)
-        nextSequence &+= 1
-        if rescheduled.contains(slot) {
-            moves[Int(slot)].liveSequence = entry.sequence
-            moves[Int(slot)].entries += 1
-        }
-        if extendsRun(entry) {
-            // In order: it never needs sorting, however far off it is.
-            appendToRun(entry)
-        } else if !wheel.insert(entry) {
-            addNear(entry)
-        }
-    }
-
-    @inline(__always)
-    private func extendsRun(_ entry: TimerEntry) -> Bool {
-        runStart == run.count || !entry.fires(before: run[run.count - 1])
-    }
-
-    /// Appends to the run, first moving it to the front of its storage if that is full and at
-    /// least half of it has left (amortized O(1): each entry moved is paid for by one that left).
-    @inline(__always)
-    private mutating func appendToRun(_ entry: TimerEntry) {
-        if run.count == run.capacity && runStart > 0 && runStart >= run.count / 2 {
-            run.removeFirst(runStart)
-            runStart = 0
-        }
-        run.append(entry)
-    }
-
-    /// Adds an entry due by the wheel's current tick to the run or, out of order, the heap.
-    private mutating func addNear(_ entry: TimerEntry) {
-        if extendsRun(entry) {
-            appendToRun(entry)
-        } else {
-            heap.push(entry)
-        }
-    }
-
-    /// Moves the wheel's current tick forward to `tick`, taking out the buckets it reaches: due
-    /// entries go to the run or the heap, dead ones are dropped, the rest move down the wheel.
-    private mutating func advanceWheel(to tick: UInt64) {
-        while let bucket = wheel.takeNextBucket(notAfter: tick) {
-            for position in 0..<bucket.count {
-                let entry = bucket[position]
-                if !isLive(entry) {
-                    dropStale(entry.slot)
-                } else if !wheel.insert(entry) {
-                    addNear(entry)
-                }
-            }
-        }
-    }
-
-    // MARK: removing
-
-    /// Takes timer `id` off the schedule (its status already says cancelled or fired); returns its
-    /// work for the caller to drop (or run). Returns nil when the timer is not scheduled (already
-    /// gone, or still on its way from another thread), or is running its callback right now (then
-    /// the firing code frees it when the callback returns). The entry stays behind, dead.
-    ///
-    /// `current`: the caller has just ended the timer on the loop's thread, so its slot cannot have
-    /// been reused (only this thread frees and reuses slots) and the generation check is skipped.
-    mutating func remove(_ id: UInt64, current: Bool = false) -> TimerWork? {
-        let slot = TimerSlots.slot(id)
-        guard Int(slot) < slots.count, scheduled.contains(slot), current || shared.isCurrent(id) else { return nil }
-        clearScheduled(slot)
-        dead.insert(slot)
-        deadCount += 1
-        let work = takeWork(slot)
-        if deadCount > 64 && deadCount > count { dropDeadEntries() }
-        return work
-    }
-
-    /// Pops the earliest timer if it is due at `now` and was scheduled before `sequenceLimit`;
-    /// its slot stays allocated until `release(slot:)` (or `reinsert`).
-    mutating func popDue(now: UInt64, sequenceLimit: UInt64) -> TimerEntry? {
-        if TimerWheel.tick(of: now) > wheel.now { advanceWheel(to: TimerWheel.tick(of: now)) }
-        while true {
-            let fromRun: Bool
-            let entry: TimerEntry
-            if runStart < run.count {
-                let head = run[runStart]
-                if let top = heap.top, top.fires(before: head) {
-                    fromRun = false
-                    entry = top
-                } else {
-                    fromRun = true
-                    entry = head
-                }
-            } else if let top = heap.top {
-                fromRun = false
-                entry = top
-            } else {
-                return nil
-            }
-            guard entry.deadline <= now, entry.sequence < sequenceLimit else { return nil }
-            if fromRun { popRun() } else { heap.removeTop() }
-            if isLive(entry) {
-                clearScheduled(entry.slot)
-                if rescheduled.contains(entry.slot) { entryLeft(entry.slot) }
-                return entry
-            }
-            dropStale(entry.slot)
-        }
-    }
-
-    func repetition(at slot: UInt32) -> TimerRepetition { slots[Int(slot)].repetition }
-
-    /// The work of a popped slot, while its callback runs; nil if the slot holds none.
-    func work(at slot: UInt32) -> TimerWork? {
-        Int(slot) < slots.count ? slots[Int(slot)].work : nil
-    }
-
-    /// Frees the slot of a popped timer and returns its work for the caller to run or drop. A slot
-    /// with stale entries left is freed when the last of them is dropped.
-    mutating func release(slot: UInt32) -> TimerWork? {
-        let work = slots[Int(slot)].work == nil ? nil : takeWork(slot)
-        if rescheduled.contains(slot) {
-            dead.insert(slot)
-        } else {
-            free(slot)
-        }
-        return work
-    }
-
-    /// Frees the slot of a timer that was allocated (on any thread) but will never be scheduled.
-    mutating func abandon(_ id: UInt64) {
-        free(TimerSlots.slot(id))
-    }
-
-    /// Empties the queue, returning every scheduled timer's slot with its work, in firing order.
-    mutating func removeAll() -> [(slot: UInt32, work: TimerWork)] {
-        var entries: [TimerEntry] = []
-        for index in runStart..<run.count { entries.append(run[index]) }
-        heap.appendEntries(to: &entries)
-        wheel.removeAll(into: &entries)
-        var live = entries.filter { isLive($0) }
-        live.sort { $0.fires(before: $1) }
-        var result: [(slot: UInt32, work: TimerWork)] = []
-        for entry in live {
-            clearScheduled(entry.slot)
-            result.append((entry.slot, takeWork(entry.slot)))
-            free(entry.slot)
-        }
-        rescheduled.removeAll()
-        freeDeadSlots()
-        run.removeAll(keepingCapacity: false)
-        runStart = 0
-        heap.removeAll()
-        return result
-    }
-
-    // MARK: slots
-
-    @inline(__always)
-    private mutating func clearScheduled(_ slot: UInt32) {
-        scheduled.remove(slot)
-        count -= 1
-    }
-
-    /// Empties a slot and returns its work (nothing user-visible is released here: the caller
-    /// drops the returned work).
-    private mutating func takeWork(_ slot: UInt32) -> TimerWork {
-        slots.exchange(at: Int(slot), with: Slot(work: nil, repetition: .none)).work!
-    }
-
-    /// Whether `entry` is its timer's live entry: the timer is scheduled and, if it was
-    /// rescheduled, this is its latest entry.
-    @inline(__always)
-    private func isLive(_ entry: TimerEntry) -> Bool {
-        Self.isLive(entry, scheduled: scheduled, rescheduled: rescheduled, moves: moves)
-    }
-
-    /// `isLive` on the parts it reads, for closures that run while the wheel or heap is changing.
-    @inline(__always)
-    private static func isLive(
-        _ entry: TimerEntry, scheduled: borrowing SlotBitmap, rescheduled: borrowing SlotBitmap,
-        moves: borrowing NoncopyableArray<Moves>
-    ) -> Bool {
-        scheduled.contains(entry.slot)
-            && (!rescheduled.contains(entry.slot) || moves[Int(entry.slot)].liveSequence == entry.sequence)
-    }
-
-    /// Accounts for a dead or stale entry of `slot` that was just dropped, freeing the slot once
-    /// no entry of a dead timer is left.
-    @inline(__always)
-    private mutating func dropStale(_ slot: UInt32) {
-        guard rescheduled.contains(slot) else {
-            dead.remove(slot)
-            deadCount -= 1
-            free(slot)
-            return
-        }
-        deadCount -= 1
-        entryLeft(slot)
-    }
-
-    /// One entry of rescheduled `slot` left the queue; after the last one the slot is an ordinary
-    /// slot again, and freed if its timer has ended.
-    private mutating func entryLeft(_ slot: UInt32) {
-        moves[Int(slot)].entries -= 1
-        guard moves[Int(slot)].entries == 0 else { return }
-        rescheduled.remove(slot)
-        if dead.contains(slot) {
-            dead.remove(slot)
-            free(slot)
-        }
-    }
-
-    /// Frees the slots of every dead entry (all dropped), highest first: `allocate` hands them out
-    /// again lowest first.
-    private mutating func freeDeadSlots() {
-        dead.removeAll(into: &freeSlots)
-        deadCount = 0
-        handBackIfWanted()
-    }
-
-    private mutating func free(_ slot: UInt32) {
-        if !movedDeadlines.isEmpty { movedDeadlines[slot] = nil }
-        freeSlots.append(slot)
-        handBackIfWanted()
-    }
-
-    @inline(__always)
-    private mutating func handBackIfWanted() {
-        if shared.isWanted && freeSlots.count > Self.freeSlotsKept {
-            shared.takeBack(&freeSlots, keeping: Self.freeSlotsKept)
-        }
-    }
-
-    // MARK: compaction
-
-    /// Drops dead entries at the front of the run and the top of the heap, freeing their slots.
-    private mutating func dropDeadFronts() {
-        while runStart < run.count, !isLive(run[runStart]) {
-            dropStale(run[runStart].slot)
-            popRun()
-        }
-        while let top = heap.top, !isLive(top) {
-            dropStale(top.slot)
-            heap.removeTop()
-        }
-    }
-
-    /// Removes every dead and stale entry, keeping the run's order, and rebuilds the heap: O(n),
-    /// reading the entries in order and one bit per entry (two, and the slot's `Moves`, for the
-    /// slots of rescheduled timers). Afterwards every timer has one entry again.
-    private mutating func dropDeadEntries() {
-        wheel.keepOnly { Self.isLive($0, scheduled: scheduled, rescheduled: rescheduled, moves: moves) }
-        var kept = 0
-        for index in runStart..<run.count where isLive(run[index]) {
-            run[kept] = run[index]
-            kept += 1
-        }
-        run.removeLast(run.count - kept)
-        runStart = 0
-        heap.keepOnly { Self.isLive($0, scheduled: scheduled, rescheduled: rescheduled, moves: moves) }
-        rescheduled.removeAll()
-        freeDeadSlots()
-    }
-
-    // MARK: the run
-
-    private mutating func popRun() {
+    /// Takes the run's head off (its entry has been popped or dropped).
+    mutating func popRun() {
         runStart += 1
         if runStart == run.count {
             run.removeAll(keepingCapacity: true)

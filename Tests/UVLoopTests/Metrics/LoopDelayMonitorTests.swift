@@ -2,12 +2,6 @@ import UVTestSupport
 import XCTest
 @testable import UVLoop
 
-/// Spins the calling thread (a callback that blocks its loop) until `duration` has passed.
-private func spin(for duration: Duration) {
-    let end = monotonicNanoseconds() + duration.delayNanoseconds
-    while monotonicNanoseconds() < end {}
-}
-
 /// The event-loop delay: its histogram's buckets and percentiles, and the monitor on a real loop.
 final class LoopDelayMonitorTests: XCTestCase {
     func testEveryValueFallsInABucketAtMostAnEighthWide() {

@@ -4,12 +4,6 @@ import XCTest
 @testable import UVLoop
 import UVLoopTesting
 
-/// Spins the calling thread (a callback that blocks its loop) until `duration` has passed.
-private func spin(for duration: Duration) {
-    let end = monotonicNanoseconds() + duration.delayNanoseconds
-    while monotonicNanoseconds() < end {}
-}
-
 /// Returns once a turn that began after this call has ended (figures published, stalls
 /// reported): the second of two next-iteration hops runs in the check phase after that turn's
 /// end.
@@ -126,9 +120,8 @@ final class LoopMetricsTests: XCTestCase {
     }
 
     func testAnAdoptedLoopsTurnsAreCountedAndReadableFromAnotherThread() throws {
-        let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        XCTAssertEqual(uv_loop_init(cLoop), 0)
         let loop = try Loop.adopt(cLoop)
         try loop.post {}
         for _ in 0..<3 { _ = uv_run(cLoop, UV_RUN_NOWAIT) }

@@ -2,6 +2,7 @@ import CLibUV
 import XCTest
 @testable import UVLoop
 import UVLoopTesting
+import UVTestSupport
 
 /// Every verb on a loop whose handles are closed (shut down, or detached from its owner's loop)
 /// is a safe no-op or a clear error: none may touch a handle libuv has already freed.
