@@ -11,20 +11,18 @@ import XCTest
 /// seeded: a failure names its seed, and `run(seed:attached:)` replays it.
 final class LifecycleModelTests: XCTestCase {
     func testRandomSequencesOnOwnedLoops() throws {
-        var totals = (accepted: 0, refused: 0)
-        for seed in 0..<UInt64(24) {
-            let counts = try run(seed: seed, attached: false)
-            totals = (totals.accepted + counts.accepted, totals.refused + counts.refused)
-        }
-        // The runs exercise both sides of the ending.
-        XCTAssertGreaterThan(totals.accepted, 500)
-        XCTAssertGreaterThan(totals.refused, 200)
+        try runSeeds(0..<24, attached: false)
     }
 
     func testRandomSequencesOnAttachedLoops() throws {
+        try runSeeds(100..<124, attached: true)
+    }
+
+    /// One run per seed; together the runs must exercise both sides of the ending.
+    private func runSeeds(_ seeds: Range<UInt64>, attached: Bool) throws {
         var totals = (accepted: 0, refused: 0)
-        for seed in 100..<UInt64(124) {
-            let counts = try run(seed: seed, attached: true)
+        for seed in seeds {
+            let counts = try run(seed: seed, attached: attached)
             totals = (totals.accepted + counts.accepted, totals.refused + counts.refused)
         }
         XCTAssertGreaterThan(totals.accepted, 500)
