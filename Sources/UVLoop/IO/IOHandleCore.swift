@@ -94,3 +94,25 @@ class IOHandleCore<Native: NativeIOHandle> {
         loop.confined.value.runIOCallback(body)
     }
 }
+
+extension Loop {
+    /// Runs `open`, which opens a handle's core, on the loop's thread: at once when called there,
+    /// otherwise through a blocking `invoke` (in order with the calling thread's posts), so that
+    /// the caller gets the handle open, or the error, when this returns.
+    func openHandle(_ open: @escaping @Sendable () throws(LoopError) -> Void) throws(LoopError) {
+        if isOnLoopThread { return try open() }
+        try invoke { Result { () throws(LoopError) in try open() } }.get()
+    }
+}
+
+extension IOHandleCore where Native == StreamHandle {
+    /// Creates the stream handle of a connection or listener core (`delegate`), and records it
+    /// with the loop. A stream keeps an owner's loop alive, as the owner's own streams do.
+    final func openStream(_ kind: StreamHandle.Kind, socketFamily: Int32?, delegate: any StreamHandleDelegate) throws(LoopError) {
+        BrokenPipeSignal.ignoreUnlessHandled()
+        let readBuffer = loop.confined.value.ioHandles.streamReadBuffer
+        let opened = try StreamHandle(kind, loop: loop.native, readBuffer: readBuffer, socketFamily: socketFamily)
+        opened.setDelegate(delegate)
+        open(opened, keepsOwnerLoopAlive: true)
+    }
+}

@@ -34,7 +34,7 @@ extension Loop {
     ) throws(LoopError) -> DescriptorWatch {
         guard PollHandle.isOpen(descriptor) else { throw DescriptorWatch.notOpen(descriptor) }
         let watch = DescriptorWatch(loop: self, descriptor: descriptor, events: events, handler: handler)
-        try start(watch, keepsOwnerLoopAlive: keepsOwnerLoopAlive)
+        try openHandle { () throws(LoopError) in try watch.start(keepsOwnerLoopAlive: keepsOwnerLoopAlive) }
         return watch
     }
 
@@ -71,15 +71,7 @@ extension Loop {
         guard PollHandle.isOpen(descriptor) else { throw DescriptorWatch.notOpen(descriptor) }
         let channel = IOEventChannel<DescriptorEvents>(merge: { $0.union($1) })
         let watch = DescriptorWatch(loop: self, descriptor: descriptor, events: events, handler: nil, channel: channel)
-        try start(watch, keepsOwnerLoopAlive: keepsOwnerLoopAlive)
+        try openHandle { () throws(LoopError) in try watch.start(keepsOwnerLoopAlive: keepsOwnerLoopAlive) }
         return DescriptorReadiness(watch: watch, channel: channel)
-    }
-
-    private func start(_ watch: DescriptorWatch, keepsOwnerLoopAlive: Bool) throws(LoopError) {
-        if isOnLoopThread {
-            try watch.start(keepsOwnerLoopAlive: keepsOwnerLoopAlive)
-        } else {
-            try invoke { Result { () throws(LoopError) in try watch.start(keepsOwnerLoopAlive: keepsOwnerLoopAlive) } }.get()
-        }
     }
 }

@@ -37,7 +37,7 @@ extension Loop {
     ) throws(LoopError) -> SignalWatch {
         try signal.checkWatchable()
         let watch = SignalWatch(loop: self, signal: signal, oneShot: oneShot, handler: handler)
-        try start(watch, keepsOwnerLoopAlive: keepsOwnerLoopAlive)
+        try openHandle { () throws(LoopError) in try watch.start(keepsOwnerLoopAlive: keepsOwnerLoopAlive) }
         return watch
     }
 
@@ -67,15 +67,7 @@ extension Loop {
         let watch = SignalWatch(
             loop: self, signal: signal, oneShot: false, handler: { watch in channel.deliver(watch.signal) },
             onEnd: { channel.finish() })
-        try start(watch, keepsOwnerLoopAlive: keepsOwnerLoopAlive)
+        try openHandle { () throws(LoopError) in try watch.start(keepsOwnerLoopAlive: keepsOwnerLoopAlive) }
         return SignalDeliveries(watch: watch, channel: channel)
-    }
-
-    private func start(_ watch: SignalWatch, keepsOwnerLoopAlive: Bool) throws(LoopError) {
-        if isOnLoopThread {
-            try watch.start(keepsOwnerLoopAlive: keepsOwnerLoopAlive)
-        } else {
-            try invoke { Result { () throws(LoopError) in try watch.start(keepsOwnerLoopAlive: keepsOwnerLoopAlive) } }.get()
-        }
     }
 }

@@ -37,14 +37,9 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     private var unreportedWriteFailure: LoopError?
 
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
-    /// A stream keeps an owner's loop alive, as the owner's own streams do.
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32? = nil) throws(LoopError) {
         try super.init(loop: loop)
-        BrokenPipeSignal.ignoreUnlessHandled()
-        let readBuffer = loop.confined.value.ioHandles.streamReadBuffer
-        let opened = try StreamHandle(kind, loop: loop.native, readBuffer: readBuffer, socketFamily: socketFamily)
-        opened.setDelegate(self)
-        open(opened, keepsOwnerLoopAlive: true)
+        try openStream(kind, socketFamily: socketFamily, delegate: self)
     }
 
     // MARK: closing

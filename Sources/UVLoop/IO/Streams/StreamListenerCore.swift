@@ -14,11 +14,7 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
 
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32?) throws(LoopError) {
         try super.init(loop: loop)
-        BrokenPipeSignal.ignoreUnlessHandled()
-        let readBuffer = loop.confined.value.ioHandles.streamReadBuffer
-        let opened = try StreamHandle(kind, loop: loop.native, readBuffer: readBuffer, socketFamily: socketFamily)
-        opened.setDelegate(self)
-        open(opened, keepsOwnerLoopAlive: true)
+        try openStream(kind, socketFamily: socketFamily, delegate: self)
     }
 
     /// Closes the connections accepted but not taken (the async face). Calls no user code.
