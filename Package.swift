@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "UVLoopC", dependencies: ["UVLoop", "CUVLoop", "CLibUV"]),
         .executableTarget(name: "uvloop-demo", dependencies: ["UVLoop", "UVOperations", "UVEvents", "UVLoopC", "CUVLoop", "CLibUV"]),
         .executableTarget(name: "uvloop-echo", dependencies: ["UVLoop"]),
-        .executableTarget(name: "uvloop-misuse", dependencies: ["UVLoop", "UVEvents", "CLibUV"]),
+        .executableTarget(name: "uvloop-misuse", dependencies: ["UVLoop", "UVEvents", "UVLoopTesting", "UVOperations", "CLibUV"]),
         .target(name: "UVTestSupport", dependencies: ["UVLoop"], path: "Tests/UVTestSupport"),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
         .testTarget(name: "UVEventsTests", dependencies: ["UVEvents", "UVLoop", "UVLoopTesting", "UVTestSupport"]),

@@ -5,11 +5,14 @@ import CLibUV
 import UVEvents
 import Synchronization
 import UVLoop
+import UVLoopTesting
 #if canImport(Glibc)
 import Glibc
 #endif
 
-final class Target {}
+final class Target {
+    func touch() {}
+}
 
 /// Runs `body` on the thread of a loop of its own, and waits for it.
 func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
@@ -82,6 +85,56 @@ let cases: [String: () throws -> Void] = [
     "precondition-on-loop-thread": {
         let loop = try Loop()
         onAnotherThread { loop.preconditionOnLoopThread("Cache.refresh()") }
+    },
+    // A loop-thread-only call from another thread.
+    "registry-set-target-off-thread": {
+        let loop = try Loop()
+        let registry = EventRegistry(loop: loop)
+        onAnotherThread { try? registry.setTarget(Target()) }
+    },
+    "control-add-target-off-thread": {
+        let loop = try Loop()
+        let control = EventControl(loop: loop)
+        onAnotherThread { _ = try? control.addTarget(Target(), action: Target.touch, for: EventKey<Void>("touch")) }
+    },
+    "bound-with-value-off-thread": {
+        let loop = try Loop()
+        let bound = LoopBound([1, 2, 3], loop: loop)
+        onAnotherThread { bound.withValue { _ = $0.count } }
+    },
+    "advance-time-off-thread": {
+        let loop = try Loop.manual()
+        onAnotherThread { try? loop.advanceTime(by: .seconds(1)) }
+    },
+    "advance-clock-off-thread": {
+        let loop = try Loop.manual()
+        onAnotherThread { try? loop.advanceClockWithoutRunning(by: .seconds(1)) }
+    },
+    "next-timer-deadline-off-thread": {
+        let loop = try Loop.manual()
+        onAnotherThread { _ = loop.nextTimerDeadline }
+    },
+    "connect-off-thread": {
+        let loop = try Loop()
+        let address = try SocketAddress(ip: "127.0.0.1", port: 1)
+        onAnotherThread { _ = try? loop.connect(to: address) { _ in } }
+    },
+    "resolve-off-thread": {
+        let loop = try Loop()
+        onAnotherThread { _ = try? loop.resolve(host: "localhost", port: 1) { _ in } }
+    },
+    "group-shutdown-on-group-thread": {
+        let group = try LoopGroup(loopCount: 1)
+        try group.loops[0].invoke { group.shutdown() }
+    },
+    // A verb for the other kind of loop.
+    "advance-time-system-clock": {
+        let loop = try Loop()
+        try loop.advanceTime(by: .seconds(1))
+    },
+    "advance-clock-system-clock": {
+        let loop = try Loop()
+        try loop.advanceClockWithoutRunning(by: .seconds(1))
     },
 ]
 
