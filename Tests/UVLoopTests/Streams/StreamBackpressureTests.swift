@@ -68,7 +68,7 @@ final class StreamBackpressureTests: XCTestCase {
             try await writer.value
             XCTFail("the writer runs until cancelled")
         } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
+            XCTAssertEqual(error as? LoopError, .cancelled, "\(error)")
         }
         client.close()
         server.close()
@@ -134,7 +134,7 @@ final class StreamBackpressureTests: XCTestCase {
             _ = try await waiting.value
             XCTFail("a cancelled read throws")
         } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
+            XCTAssertEqual(error as? LoopError, .cancelled, "\(error)")
         }
         try await client.shutdownWrites()
         let last = try await reads.next()
