@@ -127,6 +127,13 @@ let cases: [String: () throws -> Void] = [
         let group = try LoopGroup(loopCount: 1)
         try group.loops[0].invoke { group.shutdown() }
     },
+    "sync-write-off-thread": {
+        // Async code that forgot `await` reaches the loop-thread-only write from a synchronous
+        // closure (the compiler refuses it directly in async code): the message says `await`.
+        let (loop, connection) = try connectedConnection()
+        onAnotherThread { try? connection.write([1, 2, 3]) }
+        _ = loop
+    },
     // A verb for the other kind of loop.
     "advance-time-system-clock": {
         let loop = try Loop()
@@ -137,6 +144,17 @@ let cases: [String: () throws -> Void] = [
         try loop.advanceClockWithoutRunning(by: .seconds(1))
     },
 ]
+
+/// A loop with a connected connection (the client's end), on the calling thread.
+func connectedConnection() throws -> (Loop, StreamConnection) {
+    let loop = try Loop()
+    var accepted: StreamConnection?
+    let listener = try loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0)) { accepted = try? $0.get() }
+    var client: StreamConnection?
+    try loop.connect(to: listener.localAddress) { client = try? $0.get() }
+    while accepted == nil || client == nil { try loop.runOnce() }
+    return (loop, client!)
+}
 
 /// Writes a line to stderr at once (print's buffer would be lost when the program stops).
 nonisolated func sayUnbuffered(_ line: String) {
