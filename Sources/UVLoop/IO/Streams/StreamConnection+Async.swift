@@ -15,13 +15,19 @@ extension StreamConnection {
     public var reads: StreamReads { StreamReads(connection: self) }
 
     /// How many bytes ``reads`` buffers before it stops reading from the socket; 64 KiB unless
-    /// set. Loop thread only.
-    public var readBufferLimit: Int {
-        get { core("StreamConnection.readBufferLimit").readBufferLimit }
-        set {
-            misusePrecondition(newValue > 0, "UVLoop: readBufferLimit must be positive (got \(newValue))")
-            core("StreamConnection.readBufferLimit").readBufferLimit = newValue
+    /// set with ``setReadBufferLimit(_:)``. Loop thread only.
+    public var readBufferLimit: Int { core("StreamConnection.readBufferLimit").readBufferLimit }
+
+    /// Sets ``readBufferLimit``: how many bytes ``reads`` buffers before it stops reading from the
+    /// socket. Loop thread only.
+    /// - Parameter limit: the number of bytes; at least 1.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` for a limit below 1; nothing changes.
+    public func setReadBufferLimit(_ limit: Int) throws(LoopError) {
+        let core = core("StreamConnection.setReadBufferLimit(_:)")
+        guard limit > 0 else {
+            throw .invalidArgument("a read buffer limit must be at least 1 byte (got \(limit))")
         }
+        core.readBufferLimit = limit
     }
 
     /// Writes `bytes`, suspending while the write queue is above its high-water mark. Callable
