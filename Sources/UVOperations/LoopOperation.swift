@@ -52,7 +52,7 @@ extension LoopOperation {
     /// Otherwise like ``start(on:session:)``. `onCompletion` runs on the loop's thread once per
     /// start, after the operation's own transform and completion, whatever the outcome (a
     /// cancelled operation's included); a thread waiting in ``OperationRequest/wait()`` may wake
-    /// before it has run. Call it on the loop's thread (``Loop/assumeIsolated(file:line:)``
+    /// before it has run. Call it on the loop's thread (`Loop.assumeIsolated()`
     /// checks).
     /// - Parameters:
     ///   - loop: the loop, seen from its own thread.
