@@ -127,6 +127,11 @@ let cases: [String: () throws -> Void] = [
         let group = try LoopGroup(loopCount: 1)
         try group.loops[0].invoke { group.shutdown() }
     },
+    "connection-state-off-thread": {
+        let (loop, connection) = try connectedConnection()
+        onAnotherThread { _ = connection.isWritable }
+        _ = loop
+    },
     "sync-write-off-thread": {
         // Async code that forgot `await` reaches the loop-thread-only write from a synchronous
         // closure (the compiler refuses it directly in async code): the message says `await`.
