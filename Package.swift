@@ -33,7 +33,7 @@ let package = Package(
         .executableTarget(name: "uvloop-echo", dependencies: ["UVLoop"], path: "Examples/echo-server"),
         // A test fixture: commits one misuse per case, for scripts/check-misuse-messages.
         .executableTarget(
-            name: "uvloop-misuse", dependencies: ["UVLoop", "UVEvents", "UVLoopTesting", "CLibUV"],
+            name: "uvloop-misuse", dependencies: ["UVLoop", "UVEvents", "UVLoopTesting", "UVOperations", "CLibUV"],
             path: "Tests/Fixtures/uvloop-misuse"),
         .target(name: "UVTestSupport", dependencies: ["UVLoop", "CLibUV"], path: "Tests/UVTestSupport"),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "UVLoopTesting", "UVTestSupport", "CLibUV"]),

@@ -20,8 +20,9 @@ import UVLoop
 /// As for ``EventRegistry``: the pairs live on the loop's thread and actions run there; changes
 /// apply inline on the loop's thread and, from another thread, the caller waits until the loop's
 /// thread has applied them (they throw `LoopError.shutDown` once the loop accepts no work).
-/// `addTarget` with a target that is not `Sendable` must be called on the loop's thread (it throws
-/// `LoopError.notOnLoopThread` elsewhere); a `Sendable` target may be added from any thread.
+/// `addTarget` with a target that is not `Sendable` must be called on the loop's thread
+/// (elsewhere it stops the program with a message naming the misuse); a `Sendable` target may be
+/// added from any thread.
 /// Removing needs only the target's identity, so ``removeTarget(_:)`` and
 /// ``removeTarget(_:for:)`` take any target on any thread.
 ///
@@ -57,14 +58,14 @@ public final class EventControl: Sendable {
     ///   - action: an unbound method of the target's type, such as `Total.add`.
     ///   - key: the event that runs the pair.
     /// - Returns: the connection that removes this one pair.
-    /// - Throws: `LoopError.notOnLoopThread` from another thread; nothing is added.
+    /// - Throws: nothing today; `throws(LoopError)` keeps the call's shape the same as the
+    ///   `Sendable` overload's. From another thread it stops the program with a message naming
+    ///   the misuse.
     @discardableResult
     public func addTarget<Target: AnyObject, Argument>(
         _ target: Target, action: @escaping @Sendable (Target) -> (Argument) -> Void, for key: EventKey<Argument>
     ) throws(LoopError) -> EventConnection {
-        guard loop.isOnLoopThread else {
-            throw .notOnLoopThread(operation: "EventControl.addTarget(_:action:for:) with a non-Sendable \(Target.self)")
-        }
+        loop.preconditionOnLoopThread("EventControl.addTarget(_:action:for:) with a non-Sendable \(Target.self)")
         return add(target, action, for: key, to: table.state.value)
     }
 
@@ -75,7 +76,8 @@ public final class EventControl: Sendable {
     ///   - action: an unbound method of the target's type that takes no argument.
     ///   - key: the event that runs the pair.
     /// - Returns: the connection that removes this one pair.
-    /// - Throws: `LoopError.notOnLoopThread` from another thread; nothing is added.
+    /// - Throws: nothing today (see the overload with an argument). From another thread it stops
+    ///   the program with a message naming the misuse.
     @discardableResult
     public func addTarget<Target: AnyObject>(
         _ target: Target, action: @escaping @Sendable (Target) -> () -> Void, for key: EventKey<Void>

@@ -35,8 +35,8 @@ import UVLoop
 /// - ``send(_:_:)`` runs the action inline on the loop's thread; from another thread it is posted
 ///   (never waits), and sends from one thread run in the order they were made.
 /// - The target usually is not `Sendable`: it lives on the loop's thread, so only code on that
-///   thread may hand it to the registry (`setTarget` checks, and throws
-///   `LoopError.notOnLoopThread` elsewhere). A `Sendable` target may be set from any thread. A
+///   thread may hand it to the registry (`setTarget` checks: elsewhere it stops the program with
+///   a message naming the misuse). A `Sendable` target may be set from any thread. A
 ///   `sending` parameter would not help: the registry keeps only a weak reference, so a caller that
 ///   gave up its own reference would see the target deallocated at once.
 /// - Actions are `@Sendable`; unbound method references (`Picker.lock`) are, because they capture
@@ -80,11 +80,11 @@ public final class EventRegistry: Sendable {
     ///
     /// On the loop's thread only, because the target is not `Sendable` (see "Threads").
     /// - Parameter target: the object whose methods the actions call; held weakly.
-    /// - Throws: `LoopError.notOnLoopThread` from another thread; nothing changes.
+    /// - Throws: nothing today; `throws(LoopError)` keeps the call's shape the same as the
+    ///   `Sendable` overload's. From another thread it stops the program with a message naming
+    ///   the misuse.
     public func setTarget<Target: AnyObject>(_ target: Target) throws(LoopError) {
-        guard loop.isOnLoopThread else {
-            throw .notOnLoopThread(operation: "EventRegistry.setTarget(_:) with a non-Sendable \(Target.self)")
-        }
+        loop.preconditionOnLoopThread("EventRegistry.setTarget(_:) with a non-Sendable \(Target.self)")
         table.state.value.replaceTarget(with: target, table.registered)
     }
 

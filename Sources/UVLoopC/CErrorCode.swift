@@ -18,6 +18,7 @@ extension LoopError {
         case .inboxFull: return Int32(UV_ENOBUFS.rawValue)
         case .streamClosed: return Int32(UV_EBADF.rawValue)
         case .writesShutDown: return Int32(UV_EPIPE.rawValue)
+        case .cancelled: return Int32(UV_ECANCELED.rawValue)
         case .invalidArgument, .alreadyRunning, .adoptedLoop, .mainLoopAlreadyChosen:
             return UVLOOP_EINVAL
         }

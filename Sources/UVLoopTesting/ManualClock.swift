@@ -29,16 +29,17 @@ extension Loop {
     /// Advances a manual clock by `duration`, firing every timer that comes due, synchronously.
     ///
     /// See ``advanceTime(to:)``. A negative duration is an error. Call on the loop's thread,
-    /// outside a loop callback.
+    /// outside a loop callback, on a loop created with a manual clock: elsewhere, or on a loop
+    /// with the system clock, it stops the program with a message naming the misuse.
     /// - Parameter duration: how far to move the clock; not negative.
-    /// - Throws: `LoopError.invalidArgument` for a negative duration or a loop without a manual
-    ///   clock; otherwise like ``advanceTime(to:)``.
+    /// - Throws: `LoopError.invalidArgument` for a negative duration; otherwise like
+    ///   ``advanceTime(to:)``.
     public func advanceTime(by duration: Duration) throws(LoopError) {
+        // Checked here, before the deadline is computed, so that the message names this call.
+        preconditionManualClock("Loop.advanceTime(by:)")
         guard duration >= .zero else {
             throw LoopError.invalidArgument("advanceTime(by:) needs a non-negative duration (got \(duration))")
         }
-        // Checked here, before the deadline is computed, so that the error names this call.
-        guard isOnLoopThread else { throw LoopError.notOnLoopThread(operation: "advanceTime") }
         try advanceTime(to: now.advanced(by: duration))
     }
 
@@ -52,17 +53,13 @@ extension Loop {
     /// with the clock at `deadline`. No yielding, no sleeping: when it returns, all is done.
     ///
     /// Call on the loop's thread, outside a loop callback (from a callback, use
-    /// ``advanceClockWithoutRunning(by:)``). A deadline in the past leaves the clock where it is
-    /// (it never goes backward).
+    /// ``advanceClockWithoutRunning(by:)``), on a loop created with a manual clock: from another
+    /// thread, or on a loop with the system clock, it stops the program with a message naming the
+    /// misuse. A deadline in the past leaves the clock where it is (it never goes backward).
     /// - Parameter deadline: the time to move the clock to.
-    /// - Throws: `LoopError.invalidArgument` for a loop without a manual clock;
-    ///   `LoopError.notOnLoopThread` from another thread; `LoopError.alreadyRunning` from inside a
-    ///   loop callback.
+    /// - Throws: `LoopError.alreadyRunning` from inside a loop callback.
     public func advanceTime(to deadline: LoopInstant) throws(LoopError) {
-        guard clockSource == .manual else {
-            throw LoopError.invalidArgument("advanceTime needs a loop created with clock: .manual")
-        }
-        guard isOnLoopThread else { throw LoopError.notOnLoopThread(operation: "advanceTime") }
+        preconditionManualClock("Loop.advanceTime(to:)")
         try runUntilIdle()
         while let next = earliestTimerDeadline, next <= deadline {
             setManualTime(next)
@@ -79,4 +76,16 @@ extension Loop {
     /// The number of pending timers. Loop thread only (elsewhere it stops the program with a
     /// message naming the misuse).
     public var scheduledTimerCount: Int { pendingTimerCount }
+
+    /// Stops the program unless this loop has a manual clock and this is its thread: moving the
+    /// clock of a loop with the system clock, or from another thread, is the calling code's own
+    /// mistake, which it cannot handle.
+    func preconditionManualClock(_ operation: String, file: StaticString = #fileID, line: UInt = #line) {
+        misusePrecondition(
+            clockSource == .manual,
+            "UVLoop: \(operation) on a loop with the system clock; create the loop with Loop.manual() "
+                + "(or clock: .manual) to move its time",
+            file: file, line: line)
+        preconditionOnLoopThread(operation, file: file, line: line)
+    }
 }

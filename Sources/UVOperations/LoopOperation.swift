@@ -39,6 +39,38 @@ extension LoopOperation {
         try runnable.start(on: loop, session: session, onFinish: nil)
     }
 
+    /// Starts the operation from the loop's own thread, with a completion that may capture
+    /// loop-thread state (a class that is not `Sendable`), and returns the request that tracks it.
+    ///
+    /// ```swift
+    /// final class Cache { var entries: [String: Int] = [:] }   // lives on the loop's thread
+    /// let cache = Cache()
+    /// try WorkerOperation { 6 * 7 }
+    ///     .start(on: loop.assumeIsolated()) { outcome in cache.entries["answer"] = outcome.value }
+    /// ```
+    ///
+    /// Otherwise like ``start(on:session:)``. `onCompletion` runs on the loop's thread once per
+    /// start, after the operation's own transform and completion, whatever the outcome (a
+    /// cancelled operation's included); a thread waiting in ``OperationRequest/wait()`` may wake
+    /// before it has run. Call it on the loop's thread (`Loop.assumeIsolated()`
+    /// checks).
+    /// - Parameters:
+    ///   - loop: the loop, seen from its own thread.
+    ///   - session: the session whose ``OperationSession/cancelAll()`` reaches the request.
+    ///   - onCompletion: runs on the loop's thread with the final outcome.
+    /// - Returns: the request that tracks this run.
+    /// - Throws: `LoopError.shutDown` (or `LoopError.detached`) when the loop no longer accepts
+    ///   work: the operation did not start and none of its closures will run.
+    @discardableResult
+    @available(*, noasync, message: "use start(on:session:) with a Sendable completion from async code")
+    public consuming func start(
+        on loop: IsolatedLoop, session: OperationSession? = .shared,
+        onCompletion: @escaping (Outcome<Value>) -> Void
+    ) throws(LoopError) -> OperationRequest<Value> {
+        let completion = loop.sendable("LoopOperation.start(on:session:onCompletion:)", onCompletion)
+        return try runnable.start(on: loop.loop, session: session, onFinish: completion)
+    }
+
     /// Starts the operation on `loop` and suspends until it completes; see ``start(on:session:)``.
     /// Cancelling the calling task cancels the operation (the outcome then says so).
     /// - Parameters:

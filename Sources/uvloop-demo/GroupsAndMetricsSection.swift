@@ -63,7 +63,7 @@ func runGroupsAndMetricsSection() throws {
     }
     let delays = monitor.histogram()
     print("  event-loop delay over \(delays.count) samples: p50 \(delays.percentile(0.5)), max \(delays.maximum) (the 30 ms callback)")
-    monitor.stop()
+    monitor.cancel()
 
     let clock = loop.clock
     let start = clock.now
@@ -76,6 +76,6 @@ func runGroupsAndMetricsSection() throws {
     }
     done.wait()
     print("  Task.sleep(for: 5 ms, clock: loop.clock) woke after \(slept.withLock { $0 } ?? .zero) of loop time")
-    try group.shutdown()
+    group.shutdown()
     print("  group.shutdown() shut both loops down and joined their threads")
 }

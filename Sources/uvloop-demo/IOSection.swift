@@ -69,11 +69,17 @@ private func narrateIO(loop: Loop) async throws {
     let silent = try loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0)) { _ in }   // accepts, never reads
     let writer = try await loop.connect(to: silent.localAddress)
     let chunk = [UInt8](repeating: 0x2A, count: 64 * 1024)
-    var written = 0
-    while writer.isWritable {   // the callback face's signal: stop at the high-water mark
-        try writer.write(chunk, completion: nil)   // the callback face (not the async write)
-        written += chunk.count
+    // The callback face (not the async write), as a loop callback would use it: its synchronous
+    // write is unavailable from async code, which awaits the async one instead.
+    func writeUntilFull() throws(LoopError) -> Int {
+        var written = 0
+        while writer.isWritable {   // the callback face's signal: stop at the high-water mark
+            try writer.write(chunk, completion: nil)
+            written += chunk.count
+        }
+        return written
     }
+    let written = try writeUntilFull()
     print("  \(written / 1024) KiB accepted before the kernel's buffers filled; \(writer.queuedWriteBytes / 1024) KiB queued in UVLoop, then isWritable turned false (an async write would now wait)")
     writer.resetAndClose()
     silent.close()

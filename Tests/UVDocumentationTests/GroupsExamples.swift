@@ -11,7 +11,7 @@ final class GroupsExamples: XCTestCase {
         print(first !== second)                                // true: round-robin
         let here = try first.invoke { group.any() === first }  // on a group thread: its own loop
         print(here)                                            // true
-        try group.shutdown()
+        group.shutdown()
         // docs:end
         XCTAssertFalse(first === second)
         XCTAssertTrue(here)
@@ -30,7 +30,7 @@ final class GroupListeningExamples: XCTestCase {
             }
         }
         print(Set(listeners.map(\.localAddress)).count)   // 1: every loop on the same port
-        try group.shutdown()                              // closes the listeners too
+        group.shutdown()                              // closes the listeners too
         // docs:end
         XCTAssertEqual(Set(listeners.map(\.localAddress)).count, 1)
     }

@@ -36,7 +36,7 @@ final class MetricsExamples: XCTestCase {
         try await thread.loop.sleep(for: .milliseconds(20))
         let delays = monitor.histogram()
         print(delays.count > 0, delays.percentile(0.99) <= delays.maximum)   // true true
-        monitor.stop()
+        monitor.cancel()
         thread.shutdown()
         // docs:end
         XCTAssertGreaterThan(delays.count, 0)

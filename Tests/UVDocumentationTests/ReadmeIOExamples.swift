@@ -35,7 +35,7 @@ final class ReadmeIOExamples: XCTestCase {
         try loop.setStallHandler(threshold: .milliseconds(100)) { stall in
             print("a turn took \(stall.duration)")      // a callback held the loop up
         }
-        try group.shutdown()
+        group.shutdown()
         // docs:end
     }
 }

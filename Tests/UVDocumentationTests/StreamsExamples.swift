@@ -1,4 +1,5 @@
 import UVLoop
+import UVLoopTesting
 import UVTestSupport
 import XCTest
 
@@ -64,6 +65,70 @@ final class StreamsExamples: XCTestCase {
         client.close()
         listener.close()
         thread.shutdown()
+    }
+
+    func testPerConnectionStateOnTheLoopThread() throws {
+        let loop = try Loop.manual()
+        // docs:begin streams-per-connection-state
+        final class Session {                     // one per connection; lives on the loop's thread
+            let connection: StreamConnection
+            var received = 0
+            var idleTimer: LoopTimer?
+            init(connection: StreamConnection) { self.connection = connection }
+
+            func touch(_ loop: IsolatedLoop) {
+                idleTimer?.cancel()
+                idleTimer = try? loop.schedule(after: .seconds(30)) { [self] in
+                    connection.close()            // idle for 30 s: hang up
+                }
+            }
+        }
+
+        let listener = try loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0)) { accepted in
+            guard case .success(let connection) = accepted else { return }
+            let isolated = loop.assumeIsolated()  // a handler runs on the loop's thread
+            let session = Session(connection: connection)
+            session.touch(isolated)
+            try? connection.startReading { connection, read in
+                switch read {
+                case .bytes(let bytes):
+                    session.received += bytes.count
+                    try? connection.write(bytes)
+                    session.touch(isolated)
+                case .end, .failed:
+                    session.idleTimer?.cancel()
+                    connection.close()
+                }
+            }
+        }
+        // docs:end
+        var client: StreamConnection?
+        try loop.connect(to: listener.localAddress) { client = try? $0.get() }
+        var turns = 0
+        while client == nil, turns < 1_000_000 { try loop.runOnce(); turns += 1 }
+        var echoed: [UInt8] = []
+        var ended = false
+        try client!.startReading { _, read in
+            switch read {
+            case .bytes(let bytes): echoed += bytes
+            case .end, .failed: ended = true
+            }
+        }
+        try client!.write(Array("hello".utf8))
+        while echoed.count < 5, turns < 2_000_000 { try loop.runOnce(); turns += 1 }
+        XCTAssertEqual(String(decoding: echoed, as: UTF8.self), "hello")
+        try loop.advanceTime(by: .seconds(29))
+        XCTAssertFalse(ended, "not idle for 30 s yet")
+        try client!.write(Array("!".utf8))      // pushes the idle timeout back
+        while echoed.count < 6, turns < 3_000_000 { try loop.runOnce(); turns += 1 }
+        try loop.advanceTime(by: .seconds(29))
+        XCTAssertFalse(ended, "29 s after the last bytes")
+        try loop.advanceTime(by: .seconds(1))
+        while !ended, turns < 4_000_000 { try loop.runOnce(); turns += 1 }
+        XCTAssertTrue(ended, "idle for 30 s: the server hung up")
+        client!.close()
+        listener.close()
+        loop.shutdown()
     }
 
     func testBackpressure() throws {

@@ -152,7 +152,36 @@ final class SymbolDocumentationExamplesTests: XCTestCase {
         loop.shutdown()
     }
 
+    func testAssumeIsolated() throws {
+        let loop = try Loop.manual()
+        // docs:begin Loop-assumeIsolated-1
+        final class Session {                       // not Sendable: lives on the loop's thread
+            var idleTicks = 0
+        }
+        let session = Session()
+        try loop.assumeIsolated().scheduleRepeating(every: .seconds(1)) { _ in
+            session.idleTicks += 1                  // no "capture of non-Sendable" error
+        }
+        // docs:end
+        try loop.advanceTime(by: .seconds(3))
+        XCTAssertEqual(session.idleTicks, 3)
+        loop.shutdown()
+    }
+
     // MARK: UVOperations
+
+    func testStartWithAnIsolatedCompletion() throws {
+        let loop = try Loop()
+        // docs:begin LoopOperation-start-isolated-1
+        final class Cache { var entries: [String: Int] = [:] }   // lives on the loop's thread
+        let cache = Cache()
+        try WorkerOperation { 6 * 7 }
+            .start(on: loop.assumeIsolated()) { outcome in cache.entries["answer"] = outcome.value }
+        // docs:end
+        while cache.entries.isEmpty { try loop.runOnce() }
+        XCTAssertEqual(cache.entries, ["answer": 42])
+        loop.shutdown()
+    }
 
     func testWorkerOperation() throws {
         let thread = try Loop.startThread(name: "doc-worker")

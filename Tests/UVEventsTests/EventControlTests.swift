@@ -184,7 +184,9 @@ final class EventControlTests: XCTestCase {
         XCTAssertEqual(results[0].0, results[1].0, "both pairs saw the sends in the same order")
     }
 
-    func testSendableTargetsCanBeAddedFromAnotherThreadAndOthersCannot() throws {
+    // A non-Sendable target added from another thread stops the program: the misuse program's
+    // case control-add-target-off-thread (scripts/check-misuse-messages).
+    func testSendableTargetsCanBeAddedFromAnotherThread() throws {
         let loopThread = try Loop.startThread(name: "events-test")
         let control = EventControl(loop: loopThread.loop)
         let shared = SharedPicker(loop: loopThread.loop)
@@ -195,10 +197,6 @@ final class EventControlTests: XCTestCase {
         XCTAssertTrue(try reset.remove())
         XCTAssertFalse(try control.send(PickerEvent.reset))
 
-        let picker = Picker(loop: loopThread.loop)
-        XCTAssertThrowsError(try control.addTarget(picker, action: Picker.reset, for: PickerEvent.reset)) { error in
-            guard case .notOnLoopThread = error as? LoopError else { return XCTFail("\(error)") }
-        }
         try control.addTarget(shared, action: SharedPicker.reset, for: PickerEvent.reset)
         try control.addTarget(shared, action: SharedPicker.reset, for: PickerEvent.reset)
         XCTAssertEqual(try control.removeTarget(shared, for: PickerEvent.reset), 2, "removal needs only the identity")

@@ -66,7 +66,7 @@ extension UVLoopSide {
                 for counter in counters { counter.wait() }
                 let t1 = clock()
                 return Sample(value: Double(t1 - t0) / Double(perLoop * loops), ops: perLoop * loops)
-            }, close: { try? group.shutdown() })
+            }, close: { group.shutdown() })
         }
     }
 }

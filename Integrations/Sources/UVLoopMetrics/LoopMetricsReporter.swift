@@ -8,7 +8,7 @@ import UVLoop
 /// let loops = try LoopGroup(loopCount: 2)
 /// let reporter = try LoopMetricsReporter(group: loops, interval: .seconds(10))
 /// // the backend given to MetricsSystem.bootstrap(_:) now receives uvloop_* metrics every 10 s
-/// reporter.stop()
+/// reporter.cancel()
 /// ```
 ///
 /// ## Metrics
@@ -39,10 +39,10 @@ import UVLoop
 ///
 /// ## Threads and lifetime
 /// Each loop samples itself, on its own thread, so a report never waits for a busy loop.
-/// Create, ``report()`` and ``stop()`` from any thread. Reporting stops at ``stop()``, when the
+/// Create, ``report()`` and ``cancel()`` from any thread. Reporting ends at ``cancel()``, when the
 /// reporter is released, or when a loop shuts down or is detached (for that loop). The reporter's
 /// timers are the loop's ordinary timers: on a loop adopted from C code, like any armed UVLoop
-/// timer, they keep the owner's `uv_run(loop, UV_RUN_DEFAULT)` turning until ``stop()`` or
+/// timer, they keep the owner's `uv_run(loop, UV_RUN_DEFAULT)` turning until ``cancel()`` or
 /// `Loop.detach()`, and they leave nothing behind that would keep `uv_loop_close` from
 /// returning 0.
 public final class LoopMetricsReporter: Sendable {
@@ -144,15 +144,26 @@ public final class LoopMetricsReporter: Sendable {
         }
     }
 
-    /// Stops reporting: no report starts after this returns on a loop's own thread, or once each
-    /// loop has received the stop from another thread. Also stops the delay monitors. The metrics
-    /// keep their last values in the backend. Idempotent; callable from any thread.
-    public func stop() {
-        for timer in timers { timer.cancel() }
+    /// Ends reporting for good: no report starts after this returns on a loop's own thread, or
+    /// once each loop has received the cancel from another thread. Also ends the delay monitors.
+    /// The metrics keep their last values in the backend. Idempotent; callable from any thread.
+    /// - Returns: `true` if this call ended the reporting, `false` if it had ended already
+    ///   (cancelled before, or its loops shut down).
+    @discardableResult
+    public func cancel() -> Bool {
+        var ended = false
+        for timer in timers where timer.cancel() { ended = true }
         for sampler in samplers { sampler.stop() }
+        return ended
+    }
+
+    /// Ends reporting for good: the former name of ``cancel()``.
+    @available(*, deprecated, renamed: "cancel()")
+    public func stop() {
+        cancel()
     }
 
     deinit {
-        stop()
+        cancel()
     }
 }

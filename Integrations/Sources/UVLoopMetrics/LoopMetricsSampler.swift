@@ -102,7 +102,7 @@ final class LoopMetricsSampler: Sendable {
 
     /// Stops the delay monitor. Any thread; idempotent.
     func stop() {
-        delay?.monitor.stop()
+        delay?.monitor.cancel()
     }
 }
 

@@ -38,7 +38,7 @@ public struct LoopGroupService: Service, CustomStringConvertible {
     ///   shutting the others down: a service group then stops the other services too.
     public func run() async throws {
         let group = self.group
-        try await LoopService.run(loops: group.loops) { () throws(LoopError) in try group.shutdown() }
+        try await LoopService.run(loops: group.loops) { group.shutdown() }
     }
 
     /// The service's name in a service group's log: `LoopGroupService(N loops)`.

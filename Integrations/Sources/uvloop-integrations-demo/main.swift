@@ -42,7 +42,7 @@ for index in 0..<2 {
     let timers = try metrics.expectGauge("uvloop_waiting_timers", dimensions).lastValue ?? 0
     print("  swift-metrics got, for loop \(index): uvloop_iterations \(iterations), uvloop_utilization \((utilization * 10_000).rounded() / 10_000), uvloop_waiting_timers \(Int(timers))")
 }
-reporter.stop()
+reporter.cancel()
 
 print("  sending SIGTERM to this process")
 kill(getpid(), SIGTERM)

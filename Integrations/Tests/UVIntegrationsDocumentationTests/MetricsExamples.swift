@@ -11,9 +11,9 @@ final class MetricsExamples: XCTestCase {
         let loops = try LoopGroup(loopCount: 2)
         let reporter = try LoopMetricsReporter(group: loops, interval: .seconds(10))
         // the backend given to MetricsSystem.bootstrap(_:) now receives uvloop_* metrics every 10 s
-        reporter.stop()
+        reporter.cancel()
         // docs:end
-        try loops.shutdown()
+        loops.shutdown()
     }
 
     func testManualClockReporterExample() throws {
@@ -24,7 +24,7 @@ final class MetricsExamples: XCTestCase {
         try loop.advanceTime(by: .seconds(1))      // the reporter runs inside this call
         let timers = try metrics.expectGauge("uvloop_waiting_timers", [("loop", "main")])
         XCTAssertEqual(timers.lastValue, 2)        // the reporter's timer and its delay monitor's
-        reporter.stop()
+        reporter.cancel()
         // docs:end
     }
 }

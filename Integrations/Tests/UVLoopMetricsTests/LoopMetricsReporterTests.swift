@@ -53,10 +53,10 @@ final class LoopMetricsReporterTests: XCTestCase {
         }
         XCTAssertTrue(metrics.recorders(label: "uvloop_delay_p50_nanoseconds").isEmpty, "no delay without a monitor")
 
-        reporter.stop()
-        reporter.stop()   // idempotent
+        XCTAssertTrue(reporter.cancel(), "this call ended the reporting")
+        XCTAssertFalse(reporter.cancel(), "idempotent: already ended")
         try loop.advanceTime(by: .seconds(5))
-        XCTAssertEqual(timers.values.count, 3, "no report after stop()")
+        XCTAssertEqual(timers.values.count, 3, "no report after cancel()")
         XCTAssertEqual(loop.scheduledTimerCount, 2, "the reporter's timer is gone")
         for timer in far { timer.cancel() }
     }
@@ -84,7 +84,7 @@ final class LoopMetricsReporterTests: XCTestCase {
         try loop.advanceTime(by: .seconds(1))
         XCTAssertEqual(try metrics.expectGauge("uvloop_delay_max_nanoseconds", dimensions).values.count, 2,
                        "the delay is reported per interval")
-        reporter.stop()
+        reporter.cancel()
     }
 
     func testALabelPrefixRenamesEveryMetric() throws {
@@ -126,8 +126,8 @@ final class LoopMetricsReporterTests: XCTestCase {
             XCTAssertNoThrow(try metrics.expectGauge("uvloop_waiting_timers", [("loop", index)]), index)
             XCTAssertNoThrow(try metrics.expectCounter("uvloop_iterations", [("loop", index)]), index)
         }
-        reporter.stop()
-        try loops.shutdown()
+        reporter.cancel()
+        loops.shutdown()
         XCTAssertThrowsError(try reporter.report()) { XCTAssertEqual($0 as? LoopError, .shutDown) }
     }
 
@@ -137,7 +137,7 @@ final class LoopMetricsReporterTests: XCTestCase {
         let reporter = try LoopMetricsReporter(loop: loop, interval: .seconds(1), factory: metrics)
         loop.shutdown()
         XCTAssertFalse(loop.isAcceptingWork)
-        reporter.stop()   // harmless after the loop's end
+        reporter.cancel()   // harmless after the loop's end
     }
 
     func testAnIntervalBelowAMillisecondIsRefused() throws {
@@ -181,7 +181,7 @@ final class AdoptedLoopMetricsReporterTests: XCTestCase {
         XCTAssertEqual(try metrics.expectGauge("uvloop_waiting_timers", [("loop", "host")]).values.count, 1)
         XCTAssertGreaterThan(try metrics.expectCounter("uvloop_iterations", [("loop", "host")]).totalValue, 0)
 
-        reporter.stop()
+        reporter.cancel()
         _ = chostloop_run_nowait(host)
         XCTAssertEqual(chostloop_alive(host), 0, "once stopped, nothing of the reporter's keeps the owner's loop alive")
 
@@ -200,6 +200,6 @@ final class AdoptedLoopMetricsReporterTests: XCTestCase {
         _ = chostloop_run_nowait(host)
         XCTAssertEqual(chostloop_alive(host), 0)
         XCTAssertEqual(chostloop_close(host), 0)
-        reporter.stop()   // harmless once detached
+        reporter.cancel()   // harmless once detached
     }
 }

@@ -94,7 +94,7 @@ final class LoopGroupServiceTests: XCTestCase {
 
     func testRunningTheServiceOnALoopThatAlreadyShutDownThrowsShutDown() async throws {
         let loops = try LoopGroup(loopCount: 1, name: "svc")
-        try loops.shutdown()
+        loops.shutdown()
         let service = LoopGroupService(loops)
         XCTAssertEqual(service.description, "LoopGroupService(1 loops)")
         do {

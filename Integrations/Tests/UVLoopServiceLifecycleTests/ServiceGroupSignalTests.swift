@@ -69,7 +69,7 @@ final class ServiceGroupSignalTests: XCTestCase {
             XCTAssertTrue(message.contains("SIGKILL"), message)
         }
         XCTAssertNil(probe.ended, "no service ran")
-        try loops.shutdown()
+        loops.shutdown()
     }
 
     func testWatchingOnALoopThatShutDownThrowsShutDown() async throws {

@@ -18,7 +18,7 @@ extension LoopGroup {
     ///     }
     /// }
     /// print(Set(listeners.map(\.localAddress)).count)   // 1: every loop on the same port
-    /// try group.shutdown()                              // closes the listeners too
+    /// group.shutdown()                              // closes the listeners too
     /// ```
     /// - Parameters:
     ///   - address: an IP address and port; port 0 lets the kernel choose one for the first loop,

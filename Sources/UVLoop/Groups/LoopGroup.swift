@@ -19,7 +19,7 @@ import Synchronization
 /// print(first !== second)                                // true: round-robin
 /// let here = try first.invoke { group.any() === first }  // on a group thread: its own loop
 /// print(here)                                            // true
-/// try group.shutdown()
+/// group.shutdown()
 /// ```
 public final class LoopGroup: Sendable {
     /// The group's loops, in the order ``next()`` hands them out.
@@ -80,14 +80,16 @@ public final class LoopGroup: Sendable {
     }
 
     /// Shuts every loop down gracefully (see ``Loop/shutdown()``), all at once, and waits for
-    /// their threads to end. Idempotent; callable from any thread but the group's own.
-    /// - Throws: ``LoopError/wouldDeadlock(operation:)`` when called on one of the group's
-    ///   threads, which cannot wait for itself: call it from another thread (a loop of the group
-    ///   may call ``Loop/shutdown()`` on loops, including its own, instead).
-    public func shutdown() throws(LoopError) {
-        guard !threadNumbers.contains(ThreadIdentity.current.raw) else {
-            throw .wouldDeadlock(operation: "LoopGroup.shutdown()")
-        }
+    /// their threads to end. Idempotent; never throws.
+    ///
+    /// Call it from any thread but the group's own: a loop of the group cannot wait for its own
+    /// thread to end, so there it stops the program with a message naming the misuse (a loop of
+    /// the group may call ``Loop/shutdown()`` on loops, including its own, instead).
+    public func shutdown() {
+        misusePrecondition(
+            !threadNumbers.contains(ThreadIdentity.current.raw),
+            "UVLoop: LoopGroup.shutdown() called on one of the group's own threads, which cannot wait for itself to end; "
+                + "call it from another thread, or call loop.shutdown() on the group's loops from there")
         for loop in loops { loop.shutdown() }
         for thread in threads { thread.shutdown() }
     }

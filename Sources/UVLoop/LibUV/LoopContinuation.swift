@@ -10,7 +10,7 @@ import CLibUV
 /// both keyed by the waiter's address. Outside a `-sanitize=thread` build the annotations are
 /// null weak symbols and cost one branch each.
 struct LoopContinuation<Value: Sendable>: Sendable {
-    let continuation: CheckedContinuation<Value, any Error>
+    let continuation: CheckedContinuation<Result<Value, LoopError>, Never>
     let waiter: StreamWaiter
 
     /// The address the annotations are keyed by (never dereferenced).
@@ -20,18 +20,16 @@ struct LoopContinuation<Value: Sendable>: Sendable {
     }
 
     func resume(returning value: sending Value) {
-        shim_tsan_release(Self.key(waiter))
-        continuation.resume(returning: value)
+        resume(with: .success(value))
     }
 
-    func resume(throwing error: any Error) {
-        shim_tsan_release(Self.key(waiter))
-        continuation.resume(throwing: error)
+    func resume(throwing error: LoopError) {
+        resume(with: .failure(error))
     }
 
-    func resume(with result: sending Result<Value, any Error>) {
+    func resume(with result: sending Result<Value, LoopError>) {
         shim_tsan_release(Self.key(waiter))
-        continuation.resume(with: result)
+        continuation.resume(returning: result)
     }
 
     /// Called by the resumed task: everything the resumer wrote before resuming is visible.

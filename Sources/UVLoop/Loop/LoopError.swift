@@ -48,6 +48,12 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A write on a connection whose writing side was shut down with
     /// ``StreamConnection/shutdownWrites(_:)`` (a half-close).
     case writesShutDown
+    /// The task waiting in an async call (a read, write, accept, connect or name lookup) was
+    /// cancelled, so the call returned without its result.
+    ///
+    /// What the call waits on stays usable: the connection or listener is still open, and a
+    /// write's bytes stay queued. A connect or name lookup in progress is abandoned.
+    case cancelled
 
     static func libuv(_ code: Int32, _ function: String) -> LoopError {
         .libuv(function: function, code: code)
@@ -84,6 +90,8 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the connection (or listener, or name lookup) was closed with close() and accepts no more operations; open a new one"
         case .writesShutDown:
             return "the connection's writing side was shut down (shutdownWrites) and accepts no more writes; write everything before shutting down writes"
+        case .cancelled:
+            return "the waiting task was cancelled, so the call returned without its result; the connection or listener stays open (a write's bytes stay queued), and a new call may wait again"
         case .libuv(let function, let code):
             return "\(function) failed: \(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))"
         }

@@ -1,9 +1,9 @@
-/// Measures a loop's event-loop delay until stopped: a timer of the loop's own that asks to run
+/// Measures a loop's event-loop delay until cancelled: a timer of the loop's own that asks to run
 /// every `resolution` and records how late it ran. Start one with
 /// ``Loop/monitorDelay(resolution:)``.
 ///
 /// Reading the histogram and resetting it are callable from any thread. The monitor costs one
-/// timer callback per `resolution`; it stops when ``stop()`` is called, when the monitor is
+/// timer callback per `resolution`; it ends when ``cancel()`` is called, when the monitor is
 /// released, or when the loop shuts down.
 ///
 /// ```swift
@@ -12,7 +12,7 @@
 /// try await thread.loop.sleep(for: .milliseconds(20))
 /// let delays = monitor.histogram()
 /// print(delays.count > 0, delays.percentile(0.99) <= delays.maximum)   // true true
-/// monitor.stop()
+/// monitor.cancel()
 /// thread.shutdown()
 /// ```
 public final class LoopDelayMonitor: Sendable {
@@ -54,12 +54,21 @@ public final class LoopDelayMonitor: Sendable {
         _ = loop.onLoopThread { [samples] in samples.reset() }
     }
 
-    /// Stops sampling; the histogram keeps what it has. Any thread; idempotent.
-    public func stop() {
-        _ = timer.cancel()
+    /// Ends sampling for good; the histogram keeps what it has. Any thread; idempotent.
+    /// - Returns: `true` if this call ended the sampling, `false` if it had ended already
+    ///   (cancelled before, or the loop shut down).
+    @discardableResult
+    public func cancel() -> Bool {
+        timer.cancel()
     }
 
-    deinit { stop() }
+    /// Ends sampling for good: the former name of ``cancel()``.
+    @available(*, deprecated, renamed: "cancel()")
+    public func stop() {
+        cancel()
+    }
+
+    deinit { cancel() }
 }
 
 extension Loop {

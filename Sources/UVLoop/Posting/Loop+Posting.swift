@@ -210,16 +210,16 @@ extension Loop {
 
     /// Suspends the calling task until the loop's thread resumes it: `start` runs there with the
     /// continuation, and `cancel` runs there after the task is cancelled (it must resume the
-    /// continuation unless `start` or an event has already). A loop that refuses the work makes
-    /// the call throw its refusal.
+    /// continuation, with ``LoopError/cancelled``, unless `start` or an event has already). A loop
+    /// that refuses the work makes the call throw its refusal.
     func suspendOnLoopThread<Value: Sendable>(
         _ start: @escaping @Sendable (StreamWaiter, LoopContinuation<Value>) -> Void,
         cancel: @escaping @Sendable (StreamWaiter) -> Void
-    ) async throws -> Value {
+    ) async throws(LoopError) -> Value {
         let waiter = StreamWaiter()
         defer { LoopContinuation<Value>.acquire(waiter) }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { checked in
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (checked: CheckedContinuation<Result<Value, LoopError>, Never>) in
                 let continuation = LoopContinuation(continuation: checked, waiter: waiter)
                 if let refusal = onLoopThread({ start(waiter, continuation) }) {
                     continuation.resume(throwing: refusal)
@@ -229,5 +229,6 @@ extension Loop {
             waiter.markCancelled()
             _ = onLoopThread { cancel(waiter) }
         }
+        return try result.get()
     }
 }

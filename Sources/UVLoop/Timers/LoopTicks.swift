@@ -65,6 +65,11 @@ public struct LoopTicks: AsyncSequence, Sendable {
 
     /// One consumer's view of the ticks. Not `Sendable`: one task iterates it.
     public struct Iterator: AsyncIteratorProtocol {
+        /// The loop's time when a tick fired.
+        public typealias Element = LoopInstant
+        /// Ticks never fail: the sequence ends instead (cancellation, shutdown).
+        public typealias Failure = Never
+
         let subscription: TickSubscription
 
         /// The next tick, or `nil` once the task is cancelled or the loop has shut down.
@@ -76,8 +81,10 @@ public struct LoopTicks: AsyncSequence, Sendable {
         }
 
         /// The next tick, or `nil` once the task is cancelled or the loop has shut down. Waits on the
-        /// caller's actor, so that a consumer on the loop stays on it.
-        public mutating func next(isolation actor: isolated (any Actor)?) async -> LoopInstant? {
+        /// caller's actor (`isolation`, the caller's by default), so that a consumer on the loop
+        /// stays on it.
+        /// - Parameter actor: the caller's actor; leave the default.
+        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async -> LoopInstant? {
             await subscription.waiter.next(isolation: actor)
         }
     }

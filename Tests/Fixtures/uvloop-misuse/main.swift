@@ -10,7 +10,9 @@ import UVLoopTesting
 import Glibc
 #endif
 
-final class Target {}
+final class Target {
+    func touch() {}
+}
 
 /// Runs `body` on the thread of a loop of its own, and waits for it.
 func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
@@ -128,7 +130,162 @@ let cases: [String: () throws -> Void] = [
         let loop = try Loop()
         onAnotherThread { loop.preconditionOnLoopThread("Cache.refresh()") }
     },
+    // A loop-thread-only call from another thread.
+    "registry-set-target-off-thread": {
+        let loop = try Loop()
+        let registry = EventRegistry(loop: loop)
+        onAnotherThread { try? registry.setTarget(Target()) }
+    },
+    "control-add-target-off-thread": {
+        let loop = try Loop()
+        let control = EventControl(loop: loop)
+        onAnotherThread { _ = try? control.addTarget(Target(), action: Target.touch, for: EventKey<Void>("touch")) }
+    },
+    "bound-with-value-off-thread": {
+        let loop = try Loop()
+        let bound = LoopBound([1, 2, 3], loop: loop)
+        onAnotherThread { bound.withValue { _ = $0.count } }
+    },
+    "advance-time-off-thread": {
+        let loop = try Loop.manual()
+        onAnotherThread { try? loop.advanceTime(by: .seconds(1)) }
+    },
+    "advance-clock-off-thread": {
+        let loop = try Loop.manual()
+        onAnotherThread { try? loop.advanceClockWithoutRunning(by: .seconds(1)) }
+    },
+    "next-timer-deadline-off-thread": {
+        let loop = try Loop.manual()
+        onAnotherThread { _ = loop.nextTimerDeadline }
+    },
+    "connect-off-thread": {
+        let loop = try Loop()
+        let address = try SocketAddress(ip: "127.0.0.1", port: 1)
+        onAnotherThread { _ = try? loop.connect(to: address) { _ in } }
+    },
+    "resolve-off-thread": {
+        let loop = try Loop()
+        onAnotherThread { _ = try? loop.resolve(host: "localhost", port: 1) { _ in } }
+    },
+    "group-shutdown-on-group-thread": {
+        let group = try LoopGroup(loopCount: 1)
+        try group.loops[0].invoke { group.shutdown() }
+    },
+    "connection-state-off-thread": {
+        let (loop, connection) = try connectedConnection()
+        onAnotherThread { _ = connection.isWritable }
+        _ = loop
+    },
+    "sync-write-off-thread": {
+        // Async code that forgot `await` reaches the loop-thread-only write from a synchronous
+        // closure (the compiler refuses it directly in async code): the message says `await`.
+        let (loop, connection) = try connectedConnection()
+        onAnotherThread { try? connection.write([1, 2, 3]) }
+        _ = loop
+    },
+    "assume-isolated-off-thread": {
+        let loop = try Loop()
+        onAnotherThread { _ = loop.assumeIsolated() }
+    },
+    "main-loop-actor-assume-isolated-off-thread": {
+        let thread = try Loop.startThread(name: "main-loop")
+        try MainLoop.install(thread.loop)
+        MainLoopActor.assumeIsolated { _ = 1 }
+    },
+    // Two consumers of one sequence or stream at once.
+    "signals-two-consumers": {
+        let thread = try Loop.startThread(name: "signals")
+        let deliveries = try thread.loop.signals(.user1)
+        inTasks {
+            let first = Task { for await _ in deliveries {} }
+            let second = Task { for await _ in deliveries {} }
+            _ = await (first.value, second.value)
+        }
+    },
+    "ticks-two-consumers": {
+        let thread = try Loop.startThread(name: "ticks")
+        let ticks = try thread.loop.ticks(every: .seconds(60))
+        inTasks { await TickConsumers().run(ticks) }
+    },
+    "reads-two-consumers": {
+        let thread = try Loop.startThread(name: "reads")
+        let loop = thread.loop
+        inTasks {
+            let listener = try await loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0))
+            let client = try await loop.connect(to: listener.localAddress)
+            let first = Task { for try await _ in client.reads {} }
+            let second = Task { for try await _ in client.reads {} }
+            _ = await (first.result, second.result)
+        }
+    },
+    "connections-two-consumers": {
+        let thread = try Loop.startThread(name: "accepts")
+        let loop = thread.loop
+        inTasks {
+            let listener = try await loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0))
+            let first = Task { for try await _ in listener.connections {} }
+            let second = Task { for try await _ in listener.connections {} }
+            _ = await (first.result, second.result)
+        }
+    },
+    "reads-beside-a-read-handler": {
+        let (loop, connection) = try connectedConnection()
+        try connection.startReading { _, _ in }
+        Task.detached { for try await _ in connection.reads {} }
+        while true { try loop.runOnce() }
+    },
+    // A verb for the other kind of loop.
+    "advance-time-system-clock": {
+        let loop = try Loop()
+        try loop.advanceTime(by: .seconds(1))
+    },
+    "advance-clock-system-clock": {
+        let loop = try Loop()
+        try loop.advanceClockWithoutRunning(by: .seconds(1))
+    },
 ]
+
+/// Runs `body` in a task and waits for it: the misuse inside stops the program first.
+func inTasks(_ body: @escaping @Sendable () async throws -> Void) {
+    var fds: [Int32] = [0, 0]
+    guard pipe(&fds) == 0 else { fatalError("pipe") }
+    let writeEnd = fds[1]
+    Task {
+        try? await body()
+        _ = write(writeEnd, "x", 1)
+    }
+    var byte: UInt8 = 0
+    _ = read(fds[0], &byte, 1)
+}
+
+/// Two tasks on one actor, each calling `next` on a copy of one ticks iterator kept by the actor:
+/// the only way two consumers reach one iterator, which is not Sendable.
+actor TickConsumers {
+    var iterator: LoopTicks.Iterator?
+
+    func run(_ ticks: LoopTicks) async {
+        iterator = ticks.makeAsyncIterator()
+        let first = Task { await consume() }
+        let second = Task { await consume() }
+        _ = await (first.value, second.value)
+    }
+
+    func consume() async {
+        var copy = iterator!
+        _ = await copy.next(isolation: self)
+    }
+}
+
+/// A loop with a connected connection (the client's end), on the calling thread.
+func connectedConnection() throws -> (Loop, StreamConnection) {
+    let loop = try Loop()
+    var accepted: StreamConnection?
+    let listener = try loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0)) { accepted = try? $0.get() }
+    var client: StreamConnection?
+    try loop.connect(to: listener.localAddress) { client = try? $0.get() }
+    while accepted == nil || client == nil { try loop.runOnce() }
+    return (loop, client!)
+}
 
 /// Writes a line to stderr at once (print's buffer would be lost when the program stops).
 nonisolated func sayUnbuffered(_ line: String) {

@@ -37,7 +37,7 @@ final class LoopGroupListeningTests: XCTestCase {
         XCTAssertEqual(perLoop.values.reduce(0, +), total)
         XCTAssertEqual(perLoop.count, 2, "the kernel spread \(total) connections over both loops: \(perLoop)")
         clients.shutdown()
-        try group.shutdown()
+        group.shutdown()
     }
 
     func testAUnixPathIsRefusedAndSoIsTheGroupsOwnThread() throws {
@@ -55,17 +55,17 @@ final class LoopGroupListeningTests: XCTestCase {
             }
         }
         XCTAssertEqual(refusal, .wouldDeadlock(operation: "LoopGroup.listen(on:backlog:_:)"))
-        try group.shutdown()
+        group.shutdown()
     }
 
     func testShutdownClosesEveryListenerSoThePortIsFreeAgain() throws {
         let group = try LoopGroup(loopCount: 2)
         let listeners = try group.listen(on: SocketAddress(ip: "127.0.0.1", port: 0)) { _ in }
         let port = listeners[0].localAddress.port!
-        try group.shutdown()
+        group.shutdown()
         let again = try LoopGroup(loopCount: 1)
         let reopened = try again.listen(on: SocketAddress(ip: "127.0.0.1", port: port)) { _ in }
         XCTAssertEqual(reopened[0].localAddress.port, port)
-        try again.shutdown()
+        again.shutdown()
     }
 }

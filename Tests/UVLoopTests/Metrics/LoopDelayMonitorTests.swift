@@ -62,7 +62,8 @@ final class LoopDelayMonitorTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(delays.maximum, .milliseconds(20))
         XCTAssertLessThanOrEqual(delays.percentile(0.5), delays.maximum)
 
-        monitor.stop()
+        XCTAssertTrue(monitor.cancel(), "this call ended the sampling")
+        XCTAssertFalse(monitor.cancel(), "idempotent: already ended")
         monitor.reset()
         try loop.invoke {}   // the reset, posted, has run
         XCTAssertEqual(monitor.histogram().count, 0)

@@ -29,6 +29,11 @@ public struct DescriptorReadiness: AsyncSequence, Sendable {
 
     /// One consumer's view of the readiness. Not `Sendable`: one task iterates it.
     public struct Iterator: AsyncIteratorProtocol {
+        /// The events that were ready.
+        public typealias Element = DescriptorEvents
+        /// The error that ended the watch.
+        public typealias Failure = LoopError
+
         /// The sequence's owner: iterating a sequence that was not kept does not cancel the watch.
         let sequence: DescriptorWatchOwner
         /// This iteration's owner: dropping the iterator cancels the watch.
@@ -42,10 +47,13 @@ public struct DescriptorReadiness: AsyncSequence, Sendable {
             try await next(isolation: nil)
         }
 
-        /// The next events ready, or `nil` once the watch has ended. Waits on the caller's actor,
-        /// so a consumer on the loop stays on it.
+        /// The next events ready, or `nil` once the watch has ended. Waits on the caller's actor
+        /// (`isolation`, the caller's by default), so a consumer on the loop stays on it.
+        /// - Parameter actor: the caller's actor; leave the default.
         /// - Throws: the error that ended the watch, once.
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(LoopError) -> DescriptorEvents? {
+        public mutating func next(
+            isolation actor: isolated (any Actor)? = #isolation
+        ) async throws(LoopError) -> DescriptorEvents? {
             let watch = owner.watch
             let result = await channel.next(
                 isolation: actor, willWait: { watch.consumerWaits() }, onCancel: { watch.cancel() })

@@ -51,17 +51,17 @@ extension Loop {
     ///   - host: a host name or an IP literal.
     ///   - port: 0 through 65535.
     /// - Returns: the addresses, in the resolver's order of preference (never empty).
-    /// - Throws: like ``resolve(host:port:_:)``, and `CancellationError` when the task is
+    /// - Throws: like ``resolve(host:port:_:)``, and ``LoopError/cancelled`` when the task is
     ///   cancelled (the lookup is cancelled with it).
-    public func resolve(host: String, port: Int) async throws -> [SocketAddress] {
+    public func resolve(host: String, port: Int) async throws(LoopError) -> [SocketAddress] {
         typealias Waiting = (lookup: NameLookup, continuation: LoopContinuation<[SocketAddress]>)
         let waiting = NativeMutex<Waiting?>(nil)
         return try await suspendOnLoopThread { (waiter, continuation: LoopContinuation<[SocketAddress]>) in
-            do {
+            do throws(LoopError) {
                 let lookup = try self.resolve(host: host, port: port) { result in
-                    continuation.resume(with: result.mapError { $0 as any Error })
+                    continuation.resume(with: result)
                 }
-                if waiter.isCancelled, lookup.cancel() { return continuation.resume(throwing: CancellationError()) }
+                if waiter.isCancelled, lookup.cancel() { return continuation.resume(throwing: .cancelled) }
                 waiting.withLock { $0 = (lookup, continuation) }
             } catch {
                 continuation.resume(throwing: error)
@@ -70,7 +70,7 @@ extension Loop {
             // On the loop's thread: after the lookup started (or before, and then the start
             // sees the cancellation itself).
             guard let (lookup, continuation) = waiting.withLock({ $0 }) else { return }
-            if lookup.cancel() { continuation.resume(throwing: CancellationError()) }
+            if lookup.cancel() { continuation.resume(throwing: .cancelled) }
         }
     }
 
@@ -137,15 +137,17 @@ extension Loop {
     ///   - port: 0 through 65535.
     /// - Returns: the connection.
     /// - Throws: a lookup error, or the last address's connect error
-    ///   (``LoopError/libuv(function:code:)`` with `UV_ECONNREFUSED`, say); `CancellationError`
-    ///   when the task is cancelled.
-    public func connect(host: String, port: Int) async throws -> StreamConnection {
+    ///   (``LoopError/libuv(function:code:)`` with `UV_ECONNREFUSED`, say);
+    ///   ``LoopError/cancelled`` when the task is cancelled (no further address is tried).
+    public func connect(host: String, port: Int) async throws(LoopError) -> StreamConnection {
         let addresses = try await resolve(host: host, port: port)
-        var lastError: any Error = LoopError.libuv(UV_EAI_NONAME.rawValue, "getaddrinfo")
+        var lastError = LoopError.libuv(UV_EAI_NONAME.rawValue, "getaddrinfo")
         for address in addresses {
             do {
                 return try await connect(to: address)
-            } catch let error as LoopError {
+            } catch .cancelled {
+                throw .cancelled
+            } catch {
                 lastError = error
             }
         }

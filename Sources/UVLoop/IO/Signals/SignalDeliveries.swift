@@ -29,6 +29,11 @@ public struct SignalDeliveries: AsyncSequence, Sendable {
 
     /// One consumer's view of the deliveries. Not `Sendable`: one task iterates it.
     public struct Iterator: AsyncIteratorProtocol {
+        /// The watched signal.
+        public typealias Element = Signal
+        /// The deliveries never fail: the sequence ends instead.
+        public typealias Failure = Never
+
         /// The sequence's owner: iterating a sequence that was not kept does not cancel the watch.
         let sequence: SignalWatchOwner
         /// This iteration's owner: dropping the iterator cancels the watch.
@@ -41,9 +46,10 @@ public struct SignalDeliveries: AsyncSequence, Sendable {
             await next(isolation: nil)
         }
 
-        /// The next delivery, or `nil` once the watch has ended. Waits on the caller's actor, so a
-        /// consumer on the loop stays on it.
-        public mutating func next(isolation actor: isolated (any Actor)?) async -> Signal? {
+        /// The next delivery, or `nil` once the watch has ended. Waits on the caller's actor
+        /// (`isolation`, the caller's by default), so a consumer on the loop stays on it.
+        /// - Parameter actor: the caller's actor; leave the default.
+        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async -> Signal? {
             let watch = owner.watch
             let result = await channel.next(isolation: actor, willWait: {}, onCancel: { watch.cancel() })
             guard case .success(let signal)? = result else { return nil }

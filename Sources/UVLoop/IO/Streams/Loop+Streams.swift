@@ -36,7 +36,7 @@ extension Loop {
     ///   - reusePort: sets `SO_REUSEPORT` (TCP only).
     /// - Returns: the listener.
     /// - Throws: like ``listen(on:backlog:reusePort:_:)``.
-    public func listen(on address: SocketAddress, backlog: Int = 511, reusePort: Bool = false) async throws -> StreamListener {
+    public func listen(on address: SocketAddress, backlog: Int = 511, reusePort: Bool = false) async throws(LoopError) -> StreamListener {
         try await suspendOnLoopThread { (_, continuation: LoopContinuation<StreamListener>) in
             continuation.resume(with: Result { () throws(LoopError) in
                 try self.openListener(on: address, backlog: backlog, reusePort: reusePort, handler: nil)
@@ -96,21 +96,21 @@ extension Loop {
     /// Connects to `address`. Callable from any task.
     /// - Parameter address: an IP address and port (TCP) or a Unix socket path.
     /// - Returns: the connection.
-    /// - Throws: like ``connect(to:_:)``, and `CancellationError` when the task is cancelled
+    /// - Throws: like ``connect(to:_:)``, and ``LoopError/cancelled`` when the task is cancelled
     ///   while connecting (the attempt is abandoned).
-    public func connect(to address: SocketAddress) async throws -> StreamConnection {
+    public func connect(to address: SocketAddress) async throws(LoopError) -> StreamConnection {
         let pending = NativeMutex<StreamConnectionCore?>(nil)
         return try await suspendOnLoopThread { (waiter, continuation: LoopContinuation<StreamConnection>) in
-            do {
+            do throws(LoopError) {
                 let core = try self.startConnect(to: address) { result in
                     if waiter.isCancelled, case .success(let connection) = result {
                         connection.close()
-                        return continuation.resume(throwing: CancellationError())
+                        return continuation.resume(throwing: .cancelled)
                     }
                     switch result {
                     case .success(let connection): continuation.resume(returning: connection)
                     case .failure(let error):
-                        continuation.resume(throwing: waiter.isCancelled ? CancellationError() : error as any Error)
+                        continuation.resume(throwing: waiter.isCancelled ? .cancelled : error)
                     }
                 }
                 pending.withLock { $0 = core }

@@ -7,20 +7,27 @@ extension StreamConnection {
     /// reader catches up, so a slow reader slows the peer down instead of filling memory. The
     /// sequence ends (returns nil) when the peer shuts down its writing side, and throws
     /// ``LoopError`` when reading fails (`UV_ECONNRESET`), when the connection is closed
-    /// (``LoopError/streamClosed``) or when its loop shuts down, and `CancellationError` when
-    /// the waiting task is cancelled.
+    /// (``LoopError/streamClosed``) or when its loop shuts down, and ``LoopError/cancelled``
+    /// when the waiting task is cancelled (the connection stays open, and a later iteration
+    /// goes on reading).
     ///
     /// Do not mix it with a read handler (``startReading(_:)``) on one connection.
     public var reads: StreamReads { StreamReads(connection: self) }
 
     /// How many bytes ``reads`` buffers before it stops reading from the socket; 64 KiB unless
-    /// set. Loop thread only.
-    public var readBufferLimit: Int {
-        get { core("StreamConnection.readBufferLimit").readBufferLimit }
-        set {
-            misusePrecondition(newValue > 0, "UVLoop: readBufferLimit must be positive (got \(newValue))")
-            core("StreamConnection.readBufferLimit").readBufferLimit = newValue
+    /// set with ``setReadBufferLimit(_:)``. Loop thread only.
+    public var readBufferLimit: Int { core("StreamConnection.readBufferLimit").readBufferLimit }
+
+    /// Sets ``readBufferLimit``: how many bytes ``reads`` buffers before it stops reading from the
+    /// socket. Loop thread only.
+    /// - Parameter limit: the number of bytes; at least 1.
+    /// - Throws: ``LoopError/invalidArgument(_:)`` for a limit below 1; nothing changes.
+    public func setReadBufferLimit(_ limit: Int) throws(LoopError) {
+        let core = core("StreamConnection.setReadBufferLimit(_:)")
+        guard limit > 0 else {
+            throw .invalidArgument("a read buffer limit must be at least 1 byte (got \(limit))")
         }
+        core.readBufferLimit = limit
     }
 
     /// Writes `bytes`, suspending while the write queue is above its high-water mark. Callable
@@ -35,8 +42,9 @@ extension StreamConnection {
     /// - Throws: ``LoopError/streamClosed`` (or the loop's ``LoopError/shutDown``) when the
     ///   connection is closed, ``LoopError/writesShutDown`` after a half-close,
     ///   ``LoopError/libuv(function:code:)`` for a write error (`UV_EPIPE`, `UV_ECONNRESET`),
-    ///   `CancellationError` when the task is cancelled while suspended (the bytes stay queued).
-    public func write(_ bytes: [UInt8]) async throws {
+    ///   ``LoopError/cancelled`` when the task is cancelled while suspended (the bytes stay
+    ///   queued).
+    public func write(_ bytes: [UInt8]) async throws(LoopError) {
         let box = box
         try await loop.suspendOnLoopThread { waiter, continuation in
             box.value.writeAndWait(bytes, waiter, continuation)
@@ -47,11 +55,12 @@ extension StreamConnection {
 
     /// Shuts down the writing side once queued writes are done (a half-close), and waits for it.
     /// Callable from any task.
-    /// - Throws: like ``shutdownWrites(_:)``, and the error of a failed shutdown.
-    public func shutdownWrites() async throws {
+    /// - Throws: like ``shutdownWrites(_:)``, and the error of a failed shutdown. Cancelling the
+    ///   task does not end the wait: the half-close, once asked for, completes.
+    public func shutdownWrites() async throws(LoopError) {
         let box = box
         try await loop.suspendOnLoopThread { (_, continuation: LoopContinuation<Void>) in
-            do {
+            do throws(LoopError) {
                 try box.value.shutdownWrites { error in
                     if let error { continuation.resume(throwing: error) } else { continuation.resume() }
                 }
@@ -66,6 +75,8 @@ extension StreamConnection {
 public struct StreamReads: AsyncSequence, Sendable {
     /// A chunk of bytes, in arrival order.
     public typealias Element = [UInt8]
+    /// Why reading failed, the connection closed, or the waiting task was cancelled.
+    public typealias Failure = LoopError
 
     let connection: StreamConnection
 
@@ -74,12 +85,25 @@ public struct StreamReads: AsyncSequence, Sendable {
 
     /// Produces the chunks; see ``StreamConnection/reads``.
     public struct Iterator: AsyncIteratorProtocol {
+        /// A chunk of bytes, in arrival order.
+        public typealias Element = [UInt8]
+        /// Why reading failed, the connection closed, or the waiting task was cancelled.
+        public typealias Failure = LoopError
+
         let connection: StreamConnection
 
         /// The next chunk, or nil at the end of the stream.
         /// - Throws: ``LoopError`` when reading fails or the connection is closed;
-        ///   `CancellationError` when the task is cancelled while waiting.
-        public mutating func next() async throws -> [UInt8]? {
+        ///   ``LoopError/cancelled`` when the task is cancelled while waiting.
+        public mutating func next() async throws(LoopError) -> [UInt8]? {
+            try await next(isolation: nil)
+        }
+
+        /// The next chunk, or nil at the end of the stream. Waits on the caller's actor
+        /// (`isolation`, the caller's by default), as `for try await` asks.
+        /// - Parameter actor: the caller's actor; leave the default.
+        /// - Throws: like ``next()``.
+        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(LoopError) -> [UInt8]? {
             let box = connection.box
             return try await connection.loop.suspendOnLoopThread { waiter, continuation in
                 box.value.nextChunk(waiter, continuation)

@@ -16,29 +16,40 @@ extension StreamConnection {
     ///   ``LoopError/libuv(function:code:)`` when libuv refuses the write; `completion` does not
     ///   run then.
     public func write(_ bytes: UnsafeRawBufferPointer, completion: ((LoopError?) -> Void)? = nil) throws(LoopError) {
-        try core("StreamConnection.write").write(bytes, completion: completion)
+        try core("StreamConnection.write(_:completion:)").write(bytes, completion: completion)
     }
 
     /// Writes the bytes of `bytes`; see ``write(_:completion:)-(UnsafeRawBufferPointer,_)``.
     /// Loop thread only.
+    ///
+    /// Unavailable from async code, where `try await connection.write(bytes)` (``write(_:)``)
+    /// is the call to make: it works from any task and waits while the peer is slow. Called from
+    /// another thread, this one stops the program with a message that says so.
     /// - Parameters:
     ///   - bytes: the bytes to send.
     ///   - completion: told when the bytes are written, or why not.
     /// - Throws: like ``write(_:completion:)-(UnsafeRawBufferPointer,_)``.
+    @available(*, noasync, message: "from async code use `try await connection.write(bytes)`; this overload runs on the loop's thread only")
     public func write(_ bytes: [UInt8], completion: ((LoopError?) -> Void)? = nil) throws(LoopError) {
-        let core = core("StreamConnection.write")
+        let core = core("StreamConnection.write(_:completion:)", fromAsyncCode: "try await connection.write(bytes)")
         let result = bytes.withUnsafeBytes { raw in Result { () throws(LoopError) in try core.write(raw, completion: completion) } }
         try result.get()
     }
 
     /// Shuts down the writing side once queued writes are done (a half-close): the peer reads
     /// the end of the stream, and this end can still read. Loop thread only.
+    ///
+    /// Unavailable from async code, where `try await connection.shutdownWrites()` is the call
+    /// to make (it works from any task). Called from another thread, this one stops the program
+    /// with a message that says so.
     /// - Parameter completion: told when the shutdown is done (nil) or failed.
     /// - Throws: ``LoopError/streamClosed`` (or the loop's ``LoopError/shutDown``) after closing,
     ///   ``LoopError/writesShutDown`` when called twice, ``LoopError/libuv(function:code:)`` when
     ///   libuv refuses.
+    @available(*, noasync, message: "from async code use `try await connection.shutdownWrites()`; this overload runs on the loop's thread only")
     public func shutdownWrites(_ completion: ((LoopError?) -> Void)? = nil) throws(LoopError) {
-        try core("StreamConnection.shutdownWrites").shutdownWrites(completion)
+        try core("StreamConnection.shutdownWrites(_:)", fromAsyncCode: "try await connection.shutdownWrites()")
+            .shutdownWrites(completion)
     }
 
     /// The bytes written but not yet taken by the kernel. Loop thread only.

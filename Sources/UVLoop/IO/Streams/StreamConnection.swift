@@ -60,6 +60,16 @@ public final class StreamConnection: Sendable {
         return box.value
     }
 
+    /// The core, after checking that the caller is on the loop's thread, for a loop-thread-only
+    /// call that has an async twin (`asyncForm`): the likely mistake is a missing `await`.
+    func core(_ operation: @autoclosure () -> String, fromAsyncCode asyncForm: @autoclosure () -> String) -> StreamConnectionCore {
+        misusePrecondition(
+            loop.isOnLoopThread,
+            "UVLoop: \(operation()) must run on the loop's thread; from async code use `\(asyncForm())`, "
+                + "which works from any task; elsewhere use loop.post or loop.invoke to get there")
+        return box.value
+    }
+
     /// Whether the connection is open: false once ``close()`` or ``resetAndClose()`` was called,
     /// or the loop closed it. Loop thread only.
     public var isOpen: Bool { core("StreamConnection.isOpen").isOpen }

@@ -183,7 +183,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         }
         if let end = readEnd { return deliver(end, to: continuation) }
         if let reason = closeReason { return continuation.resume(throwing: reason) }
-        if waiter.isCancelled { return continuation.resume(throwing: CancellationError()) }
+        if waiter.isCancelled { return continuation.resume(throwing: .cancelled) }
         misusePrecondition(
             readWaiter == nil,
             "UVLoop: two tasks read the same StreamConnection at once; read a connection from one task")
@@ -197,7 +197,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     func cancelRead(_ waiter: StreamWaiter) {
         guard let waiting = readWaiter, waiting.waiter === waiter else { return }
         readWaiter = nil
-        waiting.continuation.resume(throwing: CancellationError())
+        waiting.continuation.resume(throwing: .cancelled)
     }
 
     // MARK: writing
@@ -269,13 +269,13 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         let written = bytes.withUnsafeBytes { raw in Result { () throws(LoopError) in try write(raw, completion: nil) } }
         if case .failure(let error) = written { return continuation.resume(throwing: error) }
         if isWritable { return continuation.resume() }
-        if waiter.isCancelled { return continuation.resume(throwing: CancellationError()) }
+        if waiter.isCancelled { return continuation.resume(throwing: .cancelled) }
         writeWaiters.append((waiter, continuation))
     }
 
     func cancelWrite(_ waiter: StreamWaiter) {
         guard let index = writeWaiters.firstIndex(where: { $0.waiter === waiter }) else { return }
-        writeWaiters.remove(at: index).continuation.resume(throwing: CancellationError())
+        writeWaiters.remove(at: index).continuation.resume(throwing: .cancelled)
     }
 
     private func failWriteWaiters(_ error: LoopError) {

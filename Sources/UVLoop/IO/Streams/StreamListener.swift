@@ -41,7 +41,8 @@ public final class StreamListener: Sendable {
     /// Up to 64 connections are accepted ahead of the iteration; beyond that, new connections
     /// wait in the kernel's backlog. The sequence ends after ``close()``; it throws
     /// ``LoopError`` when an accept fails (iteration may go on) or the loop shuts down, and
-    /// `CancellationError` when the waiting task is cancelled.
+    /// ``LoopError/cancelled`` when the waiting task is cancelled (the listener stays open, and
+    /// a later iteration goes on accepting).
     public var connections: StreamConnections { StreamConnections(listener: self) }
 }
 
@@ -49,6 +50,8 @@ public final class StreamListener: Sendable {
 public struct StreamConnections: AsyncSequence, Sendable {
     /// An accepted connection.
     public typealias Element = StreamConnection
+    /// Why an accept failed, the loop closed the listener, or the waiting task was cancelled.
+    public typealias Failure = LoopError
 
     let listener: StreamListener
 
@@ -57,12 +60,27 @@ public struct StreamConnections: AsyncSequence, Sendable {
 
     /// Produces the accepted connections; see ``StreamListener/connections``.
     public struct Iterator: AsyncIteratorProtocol {
+        /// An accepted connection.
+        public typealias Element = StreamConnection
+        /// Why an accept failed, the loop closed the listener, or the waiting task was cancelled.
+        public typealias Failure = LoopError
+
         let listener: StreamListener
 
         /// The next accepted connection, or nil once the listener is closed.
         /// - Throws: ``LoopError`` for a failed accept or a loop shutting down;
-        ///   `CancellationError` when the task is cancelled while waiting.
-        public mutating func next() async throws -> StreamConnection? {
+        ///   ``LoopError/cancelled`` when the task is cancelled while waiting.
+        public mutating func next() async throws(LoopError) -> StreamConnection? {
+            try await next(isolation: nil)
+        }
+
+        /// The next accepted connection, or nil once the listener is closed. Waits on the
+        /// caller's actor (`isolation`, the caller's by default), as `for try await` asks.
+        /// - Parameter actor: the caller's actor; leave the default.
+        /// - Throws: like ``next()``.
+        public mutating func next(
+            isolation actor: isolated (any Actor)? = #isolation
+        ) async throws(LoopError) -> StreamConnection? {
             let box = listener.box
             return try await listener.loop.suspendOnLoopThread { waiter, continuation in
                 box.value.nextConnection(waiter, continuation)

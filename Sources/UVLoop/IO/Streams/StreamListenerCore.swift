@@ -75,7 +75,7 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
         if let handler { return handler(result) }
         if let waiting = acceptWaiter {
             acceptWaiter = nil
-            return waiting.continuation.resume(with: result.map { $0 }.mapError { $0 as any Error })
+            return waiting.continuation.resume(with: result.map { $0 })
         }
         accepted.append(result)
     }
@@ -94,12 +94,12 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
                 acceptPending = false
                 acceptOne()
             }
-            return continuation.resume(with: result.map { $0 }.mapError { $0 as any Error })
+            return continuation.resume(with: result.map { $0 })
         }
         if let reason = closeReason {
             return reason == .streamClosed ? continuation.resume(returning: nil) : continuation.resume(throwing: reason)
         }
-        if waiter.isCancelled { return continuation.resume(throwing: CancellationError()) }
+        if waiter.isCancelled { return continuation.resume(throwing: .cancelled) }
         misusePrecondition(
             acceptWaiter == nil, "UVLoop: two tasks iterate one StreamListener's connections at once; accept from one task")
         acceptWaiter = (waiter, continuation)
@@ -111,7 +111,7 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
     func cancelAccept(_ waiter: StreamWaiter) {
         guard let waiting = acceptWaiter, waiting.waiter === waiter else { return }
         acceptWaiter = nil
-        waiting.continuation.resume(throwing: CancellationError())
+        waiting.continuation.resume(throwing: .cancelled)
     }
 
     func streamDidRead(_ bytes: UnsafeRawBufferPointer) {}

@@ -68,7 +68,7 @@ final class StreamBackpressureTests: XCTestCase {
             try await writer.value
             XCTFail("the writer runs until cancelled")
         } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
+            XCTAssertEqual(error as? LoopError, .cancelled, "\(error)")
         }
         client.close()
         server.close()
@@ -83,7 +83,21 @@ final class StreamBackpressureTests: XCTestCase {
         let client = try await loop.connect(to: listener.localAddress)
         var connections = listener.connections.makeAsyncIterator()
         let server = try await connections.next()!
-        try await loop.invoke { server.readBufferLimit = 32 * 1024 }
+        let refused = try await loop.invoke { () -> LoopError? in
+            do throws(LoopError) {
+                try server.setReadBufferLimit(0)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        guard case .invalidArgument(let message)? = refused else { return XCTFail("\(String(describing: refused))") }
+        XCTAssertTrue(message.contains("at least 1 byte"), message)
+        let limit = try await loop.invoke { () throws in
+            try server.setReadBufferLimit(32 * 1024)
+            return server.readBufferLimit
+        }
+        XCTAssertEqual(limit, 32 * 1024)
         var reads = server.reads.makeAsyncIterator()
         let total = 1024 * 1024
         let writer = Task {
@@ -134,7 +148,7 @@ final class StreamBackpressureTests: XCTestCase {
             _ = try await waiting.value
             XCTFail("a cancelled read throws")
         } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
+            XCTAssertEqual(error as? LoopError, .cancelled, "\(error)")
         }
         try await client.shutdownWrites()
         let last = try await reads.next()

@@ -144,7 +144,7 @@ final class StreamLifecycleTests: XCTestCase {
             try await client.write([1])
             XCTFail("write after shutdown")
         } catch {
-            XCTAssertEqual(error as? LoopError, .shutDown)
+            XCTAssertEqual(error, .shutDown)
         }
     }
 }
