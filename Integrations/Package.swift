@@ -52,7 +52,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
-        // A C program's side of an adopted loop (it owns and runs the uv_loop_t), for the tests.
+        // A C program's side of an attached loop (it owns and runs the uv_loop_t), for the tests.
         .target(name: "CHostLoop", path: "Tests/CHostLoop", linkerSettings: [.linkedLibrary("uv")]),
         .testTarget(
             name: "UVLoopMetricsTests",

@@ -10,8 +10,7 @@ extension LoopError {
         switch self {
         case .shutDown, .inboxClosed: return UVLOOP_ESHUTDOWN
         case .detached: return UVLOOP_EDETACHED
-        case .alreadyAdopted: return UVLOOP_EALREADY
-        case .notOnLoopThread: return UVLOOP_ENOTLOOPTHREAD
+        case .alreadyAttached: return UVLOOP_EALREADY
         case .wouldDeadlock: return UVLOOP_EDEADLOCK
         case .libuv(_, let code): return code
         case .timedOut: return Int32(UV_ETIMEDOUT.rawValue)
@@ -19,7 +18,7 @@ extension LoopError {
         case .streamClosed: return Int32(UV_EBADF.rawValue)
         case .writesShutDown: return Int32(UV_EPIPE.rawValue)
         case .cancelled: return Int32(UV_ECANCELED.rawValue)
-        case .invalidArgument, .alreadyRunning, .adoptedLoop, .mainLoopAlreadyChosen:
+        case .invalidArgument, .mainLoopAlreadyChosen:
             return UVLOOP_EINVAL
         }
     }

@@ -11,8 +11,8 @@ final class CLoop: Sendable {
     let loop: Loop
     /// Posts from threads other than the loop's: a ring of callbacks, no allocation per post.
     let inbox: Inbox<CCallback>
-    /// Whether the loop is adopted (by `uvloop_attach` or `Loop.adopt`) rather than made in Swift:
-    /// only an adopted loop can be detached from C.
+    /// Whether the loop is attached (by `uvloop_attach` or `Loop.attach`) rather than made in Swift:
+    /// only an attached loop can be detached from C.
     let isAttached: Bool
     /// `loop.threadPointer`, kept beside the inbox that every post reads.
     let loopThreadPointer: UInt
@@ -29,7 +29,7 @@ final class CLoop: Sendable {
 
     /// The loop's `CLoop`, shared by every handle C holds on the loop.
     static func of(_ loop: Loop) throws(LoopError) -> CLoop {
-        try CLoops.cLoop(for: loop) { () throws(LoopError) in try CLoop(loop: loop, isAttached: loop.isAdopted) }
+        try CLoops.cLoop(for: loop) { () throws(LoopError) in try CLoop(loop: loop, isAttached: loop.isAttached) }
     }
 
     /// Runs `callback` on the loop's thread: through the inbox from other threads (per-thread

@@ -24,17 +24,17 @@ func retainedHandle(_ cLoop: CLoop) -> OpaquePointer {
 @c @implementation
 public func uvloop_attach(_ loop: UnsafeMutablePointer<uv_loop_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guard let loop, let out else { return UVLOOP_EINVAL }
-    let adopted: Loop
+    let attached: Loop
     do {
-        adopted = try Loop.adopt(UnsafeMutableRawPointer(loop))
+        attached = try Loop.attach(UnsafeMutableRawPointer(loop))
     } catch {
         return error.cErrorCode
     }
     do {
-        out.pointee = retainedHandle(try CLoop.of(adopted))
+        out.pointee = retainedHandle(try CLoop.of(attached))
         return 0
     } catch {
-        adopted.detach()
+        attached.detach()
         return error.cErrorCode
     }
 }

@@ -22,7 +22,7 @@ extension Loop {
     /// - Returns: a loop with `clockSource == .manual`, owned by the calling thread.
     /// - Throws: `LoopError.invalidArgument` for a `postBudget` below 1; `LoopError.libuv` when
     ///   libuv cannot create the loop.
-    public static func manual(postBudget: Int = 4096) throws(LoopError) -> Loop {
+    public static func manual(postBudget: Int = Loop.defaultPostBudget) throws(LoopError) -> Loop {
         try Loop(clock: .manual, postBudget: postBudget)
     }
 
@@ -57,7 +57,8 @@ extension Loop {
     /// thread, or on a loop with the system clock, it stops the program with a message naming the
     /// misuse. A deadline in the past leaves the clock where it is (it never goes backward).
     /// - Parameter deadline: the time to move the clock to.
-    /// - Throws: `LoopError.alreadyRunning` from inside a loop callback.
+    /// - Throws: `LoopError.shutDown` once the loop has shut down. From inside a loop callback it
+    ///   stops the program (the loop is not re-entrant).
     public func advanceTime(to deadline: LoopInstant) throws(LoopError) {
         preconditionManualClock("Loop.advanceTime(to:)")
         try runUntilIdle()

@@ -5,12 +5,12 @@ import XCTest
 
 /// The examples of Embedding.md, run for real on a uv_loop_t that the test owns, as a C daemon would.
 final class EmbeddingExamples: XCTestCase {
-    func testAdoptAndDetach() throws {
+    func testAttachAndDetach() throws {
         let daemonLoop = makeCLoop()
         defer { daemonLoop.deallocate() }
-        // docs:begin adopt
+        // docs:begin attach
         // On the thread that runs the daemon's uv_loop_t:
-        let loop = try Loop.adopt(daemonLoop)   // adds UVLoop's handles; never calls uv_run
+        let loop = try Loop.attach(daemonLoop)   // adds UVLoop's handles; never calls uv_run
         let runs = LoopBound(0, loop: loop)
         try loop.post { runs.value += 1 }       // runs during the daemon's own uv_run turns
         uv_run(daemonLoop, UV_RUN_NOWAIT)       // ... the daemon keeps running its loop ...
@@ -25,7 +25,7 @@ final class EmbeddingExamples: XCTestCase {
     func testDetachFromACallback() throws {
         let daemonLoop = makeCLoop()
         defer { daemonLoop.deallocate() }
-        let loop = try Loop.adopt(daemonLoop)
+        let loop = try Loop.attach(daemonLoop)
         // docs:begin detach-inside
         try loop.post {
             loop.detach()                  // finishes when this closure returns, this turn
@@ -41,7 +41,7 @@ final class EmbeddingExamples: XCTestCase {
     func testKeepingTheOwnersLoopAlive() throws {
         let daemonLoop = makeCLoop()
         defer { daemonLoop.deallocate() }
-        let loop = try Loop.adopt(daemonLoop)
+        let loop = try Loop.attach(daemonLoop)
         // docs:begin keep-alive
         try loop.setKeepsOwnerLoopAlive(true)   // posts from other threads always get a turn
         try loop.post {

@@ -6,7 +6,7 @@ import UVLoop
 import UVLoopC
 import UVTestSupport
 
-/// Which `uv_loop_t`s UVLoop is adopted on, whichever side adopted them, and one queue per loop
+/// Which `uv_loop_t`s UVLoop is attached on, whichever side attached them, and one queue per loop
 /// for all of C's handles on it.
 final class AttachRegistryTests: XCTestCase {
     /// Before: the C side's registry kept the address when Swift detached, and refused any later
@@ -28,15 +28,15 @@ final class AttachRegistryTests: XCTestCase {
         XCTAssertEqual(uv_loop_close(uv), 0)
     }
 
-    /// Before: a loop adopted in Swift was unknown to uvloop_attach, which added a second set of
+    /// Before: a loop attached in Swift was unknown to uvloop_attach, which added a second set of
     /// handles.
-    func testAdoptingTwiceIsRefusedOnBothSides() throws {
+    func testAttachingTwiceIsRefusedOnBothSides() throws {
         let uv = makeCLoop()
         defer { uv.deallocate() }
-        let loop = try Loop.adopt(uv)
+        let loop = try Loop.attach(uv)
         var handle: OpaquePointer?
         XCTAssertEqual(uvloop_attach(uv, &handle), UVLOOP_EALREADY)
-        XCTAssertThrowsError(try Loop.adopt(uv)) { XCTAssertEqual($0 as? LoopError, .alreadyAdopted) }
+        XCTAssertThrowsError(try Loop.attach(uv)) { XCTAssertEqual($0 as? LoopError, .alreadyAttached) }
         loop.detach()
         uv_run(uv, UV_RUN_NOWAIT)
         XCTAssertEqual(uv_loop_close(uv), 0)

@@ -82,7 +82,6 @@ final class CHandleTests: XCTestCase {
         XCTAssertEqual(LoopError.shutDown.cErrorCode, UVLOOP_ESHUTDOWN)
         XCTAssertEqual(LoopError.inboxClosed.cErrorCode, UVLOOP_ESHUTDOWN)
         XCTAssertEqual(LoopError.detached.cErrorCode, UVLOOP_EDETACHED)
-        XCTAssertEqual(LoopError.notOnLoopThread(operation: "x").cErrorCode, UVLOOP_ENOTLOOPTHREAD)
         XCTAssertEqual(LoopError.wouldDeadlock(operation: "x").cErrorCode, UVLOOP_EDEADLOCK)
         XCTAssertEqual(LoopError.invalidArgument("x").cErrorCode, UVLOOP_EINVAL)
         XCTAssertEqual(LoopError.inboxFull(capacity: 2).cErrorCode, Int32(UV_ENOBUFS.rawValue))

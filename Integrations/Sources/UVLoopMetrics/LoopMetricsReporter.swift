@@ -41,7 +41,7 @@ import UVLoop
 /// Each loop samples itself, on its own thread, so a report never waits for a busy loop.
 /// Create, ``report()`` and ``cancel()`` from any thread. Reporting ends at ``cancel()``, when the
 /// reporter is released, or when a loop shuts down or is detached (for that loop). The reporter's
-/// timers are the loop's ordinary timers: on a loop adopted from C code, like any armed UVLoop
+/// timers are the loop's ordinary timers: on a loop attached from C code, like any armed UVLoop
 /// timer, they keep the owner's `uv_run(loop, UV_RUN_DEFAULT)` turning until ``cancel()`` or
 /// `Loop.detach()`, and they leave nothing behind that would keep `uv_loop_close` from
 /// returning 0.

@@ -167,11 +167,11 @@ final class LoopMetricsReporterTests: XCTestCase {
 import CHostLoop
 
 /// The reporter on a loop that C code owns and runs.
-final class AdoptedLoopMetricsReporterTests: XCTestCase {
+final class AttachedLoopMetricsReporterTests: XCTestCase {
     func testTheReporterKeepsTheOwnersLoopTurningUntilStoppedAndLeavesNothingBehind() throws {
         let host = try XCTUnwrap(chostloop_new())
         let metrics = TestMetrics()
-        let loop = try Loop.adopt(host)
+        let loop = try Loop.attach(host)
         let reporter = try LoopMetricsReporter(
             loop: loop, name: "host", interval: .seconds(3600), delayResolution: .seconds(60), factory: metrics)
         _ = chostloop_run_nowait(host)
@@ -193,7 +193,7 @@ final class AdoptedLoopMetricsReporterTests: XCTestCase {
 
     func testDetachingEndsTheReportsAndLetsTheOwnerCloseItsLoop() throws {
         let host = try XCTUnwrap(chostloop_new())
-        let loop = try Loop.adopt(host)
+        let loop = try Loop.attach(host)
         let reporter = try LoopMetricsReporter(loop: loop, interval: .seconds(3600), factory: TestMetrics())
         _ = chostloop_run_nowait(host)
         loop.detach()   // without stop(): the detach cancels the reporter's timers

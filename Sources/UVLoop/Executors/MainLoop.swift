@@ -9,7 +9,7 @@
 ///   main loop. To make the main thread the loop's thread, as in a C daemon whose `main` runs the
 ///   event loop, create the loop on the main thread (``Loop/init(clock:postBudget:)``), install
 ///   it, then call ``Loop/run()`` there: `@MainLoopActor` code then runs on the main thread,
-///   inside `run()`. A loop adopted from C code (``Loop/adopt(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``) or started with
+///   inside `run()`. A loop attached from C code (``Loop/attach(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``) or started with
 ///   ``Loop/startThread(name:clock:postBudget:)`` can be installed the same way.
 ///
 /// The choice is final: installing after the main loop was chosen throws

@@ -44,7 +44,7 @@ public final class LoopGroup: Sendable {
     /// - Throws: ``LoopError/invalidArgument(_:)`` for a `loopCount` below 1 or a `postBudget`
     ///   below 1; ``LoopError/libuv(function:code:)`` when a thread or loop cannot be created
     ///   (the loops started before it are shut down again).
-    public init(loopCount: Int = LoopGroup.defaultLoopCount, name: String = "uvloop", postBudget: Int = 4096) throws(LoopError) {
+    public init(loopCount: Int = LoopGroup.defaultLoopCount, name: String = "uvloop", postBudget: Int = Loop.defaultPostBudget) throws(LoopError) {
         guard loopCount >= 1 else {
             throw LoopError.invalidArgument("a LoopGroup needs at least 1 loop (got loopCount \(loopCount))")
         }

@@ -1,6 +1,6 @@
 import CLibUV
 
-/// A `uv_loop_t`, either created here (owned) or handed over by C code (adopted).
+/// A `uv_loop_t`, either created here (owned) or handed over by C code (attached).
 ///
 /// `@unchecked Sendable` is safe because the pointer is immutable and every libuv call through it
 /// is made on the loop's thread; the `Loop` checks the thread before calling in.
@@ -24,7 +24,7 @@ struct NativeLoop: @unchecked Sendable {
     }
 
     /// Wraps a loop that C code owns and runs.
-    static func adopt(_ pointer: UnsafeMutablePointer<uv_loop_t>) -> NativeLoop {
+    static func attach(_ pointer: UnsafeMutablePointer<uv_loop_t>) -> NativeLoop {
         NativeLoop(pointer: pointer, isOwned: false)
     }
 

@@ -1,11 +1,11 @@
 extension Loop {
-    /// Whether C code owns the `uv_loop_t` (adopted) rather than UVLoop (for the C API).
-    package var isAdopted: Bool { !native.isOwned }
+    /// Whether C code owns the `uv_loop_t` (attached) rather than UVLoop (for the C API).
+    package var isAttached: Bool { !native.isOwned }
 
     /// Whether the loop keeps its C owner's `uv_run` running while it waits for work posted from
     /// other threads. Loop thread only.
     ///
-    /// UVLoop's handles on an adopted loop are unreferenced, so they never keep the owner's
+    /// UVLoop's handles on an attached loop are unreferenced, so they never keep the owner's
     /// `uv_run(loop, UV_RUN_DEFAULT)` from returning. The owner's turns are where UVLoop's work
     /// runs, and libuv turns a loop only while something referenced is active (a server, a
     /// timer, a signal watcher of the owner's, or one of UVLoop's armed timers). An owner whose
@@ -14,7 +14,7 @@ extension Loop {
     /// only after ``detach()`` or after this is turned off again.
     ///
     /// - Parameter keepsAlive: `true` to keep the owner's loop running; `false` (the default for
-    ///   an adopted loop) to let it end when nothing of the owner's is active.
+    ///   an attached loop) to let it end when nothing of the owner's is active.
     ///
     /// Calling it from another thread than the loop's, or on a loop UVLoop owns (which runs until
     /// ``shutdown()`` anyway), stops the program with a message that names the misuse.

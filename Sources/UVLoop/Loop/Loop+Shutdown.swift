@@ -8,10 +8,10 @@ extension Loop {
     /// at the next ``runOnce()`` of a stepped loop. See "Shutdown" in ``Loop`` for what happens to
     /// Swift concurrency jobs.
     ///
-    /// An adopted loop cannot be shut down (calling this on one stops the program): ``detach()``
+    /// An attached loop cannot be shut down (calling this on one stops the program): ``detach()``
     /// it.
     public func shutdown() {
-        misusePrecondition(native.isOwned, "UVLoop: shutdown() on an adopted loop; call detach() on the owner's thread instead")
+        misusePrecondition(native.isOwned, "UVLoop: shutdown() on an attached loop; call detach() on the owner's thread instead")
         let onLoopThread = isOnLoopThread
         guard lifecycle.beginShutdown(onLoopThread: onLoopThread, waking: wake), onLoopThread else { return }
         let state = confined.value
@@ -23,7 +23,7 @@ extension Loop {
         }
     }
 
-    /// Detaches UVLoop from an adopted loop, on the owner's loop thread.
+    /// Detaches UVLoop from an attached loop, on the owner's loop thread.
     ///
     /// Finishes a timer burst that `postBudget` had split across turns, runs everything posted so
     /// far, cancels pending timers, and closes UVLoop's handles. Their

@@ -4,13 +4,13 @@ import CLibUV
 ///
 /// A `Loop` either owns its `uv_loop_t` (created by ``init(clock:postBudget:)`` or
 /// ``startThread(name:clock:postBudget:)``, run with ``run()`` or stepped with ``runOnce()`` and
-/// ``runUntilIdle(maxIterations:)``), or adopts one that C code owns and runs
-/// (``adopt(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``), in which case UVLoop only adds its handles to it and never calls
+/// ``runUntilIdle(maxIterations:)``), or attaches one that C code owns and runs
+/// (``attach(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``), in which case UVLoop only adds its handles to it and never calls
 /// `uv_run`.
 ///
 /// ## Threads
 /// The loop's thread is fixed when the loop is created: the creating thread, the thread started
-/// by ``startThread(name:clock:postBudget:)``, or the thread that adopts a C loop. ``post(_:)``,
+/// by ``startThread(name:clock:postBudget:)``, or the thread that attaches a C loop. ``post(_:)``,
 /// ``invoke(_:)-63lio``, ``postNextIteration(_:)``, ``schedule(after:_:)``, ``shutdown()`` and
 /// ``stop()`` may be called from any thread; running and stepping happen on the loop's thread.
 ///
@@ -67,7 +67,7 @@ import CLibUV
 ///   the loop's thread; what needs the loop (``post(_:)``, ``schedule(after:_:)``,
 ///   ``sleep(for:isolation:)``) throws ``LoopError/shutDown``.
 ///
-/// Releasing the last reference shuts a loop down too (an adopted one: detaches it). What is
+/// Releasing the last reference shuts a loop down too (an attached one: detaches it). What is
 /// still queued then runs on the releasing thread, so a loop with queued work must be released
 /// on its own thread (or shut down first); elsewhere that stops the program with a message that
 /// says so.
@@ -75,7 +75,7 @@ import CLibUV
 /// Work that captures its own loop (a pending timer, an inbox's receiver, a chunked loop or a
 /// tick sequence whose closure holds the ``Loop`` or a ``LoopBound`` of it) keeps the loop alive
 /// until that work has run or been cancelled: releasing your last reference then does not end
-/// the loop. Call ``shutdown()`` (``detach()`` for an adopted loop): it releases everything the
+/// the loop. Call ``shutdown()`` (``detach()`` for an attached loop): it releases everything the
 /// pending work captured, and the loop with it.
 public final class Loop: Sendable {
     /// The loop's phase and every "may I?" question (see `LoopLifecycle`).
@@ -116,7 +116,7 @@ public final class Loop: Sendable {
     ///     before the loop polls for I/O again.
     /// - Throws: ``LoopError/invalidArgument(_:)`` for a `postBudget` below 1;
     ///   ``LoopError/libuv(function:code:)`` when libuv cannot create the loop or its handles.
-    public convenience init(clock: LoopClockSource = .system, postBudget: Int = 4096) throws(LoopError) {
+    public convenience init(clock: LoopClockSource = .system, postBudget: Int = Loop.defaultPostBudget) throws(LoopError) {
         guard postBudget > 0 else {
             throw LoopError.invalidArgument("postBudget must be at least 1 (got \(postBudget))")
         }
@@ -151,7 +151,7 @@ public final class Loop: Sendable {
         state.executors = LoopExecutorRefs(serial: serialExecutor.asUnownedSerialExecutor(), task: asUnownedTaskExecutor())
     }
 
-    /// Adopts a `uv_loop_t` that C code owns and runs. Call it on the thread that runs that loop.
+    /// Attaches a `uv_loop_t` that C code owns and runs. Call it on the thread that runs that loop.
     ///
     /// UVLoop adds its handles to the loop (the one that wakes it for posted work is unreferenced,
     /// so it does not keep the owner's `uv_run` alive) and never calls `uv_run` itself: the owner's
@@ -162,37 +162,67 @@ public final class Loop: Sendable {
     ///   - postBudget: see ``init(clock:postBudget:)``.
     /// - Returns: the loop, attached to the owner's `uv_loop_t`; its thread is the calling thread.
     /// - Throws: ``LoopError/invalidArgument(_:)`` for a `postBudget` below 1;
-    ///   ``LoopError/alreadyAdopted`` when UVLoop is already adopted on `loop` (and not yet
+    ///   ``LoopError/alreadyAttached`` when UVLoop is already attached to `loop` (and not yet
     ///   detached); ``LoopError/libuv(function:code:)`` when libuv cannot create UVLoop's handles.
-    public static func adopt(
-        _ loop: UnsafeMutablePointer<uv_loop_t>, postBudget: Int = 4096
+    public static func attach(
+        _ loop: UnsafeMutablePointer<uv_loop_t>, postBudget: Int = Loop.defaultPostBudget
     ) throws(LoopError) -> Loop {
         guard postBudget > 0 else {
             throw LoopError.invalidArgument("postBudget must be at least 1 (got \(postBudget))")
         }
-        guard AdoptedLoops.insert(loop) else { throw LoopError.alreadyAdopted }
-        let adopted: Loop
+        guard AttachedLoops.insert(loop) else { throw LoopError.alreadyAttached }
+        let attached: Loop
         do {
-            adopted = try Loop(native: .adopt(loop), clock: .system, postBudget: postBudget)
+            attached = try Loop(native: .attach(loop), clock: .system, postBudget: postBudget)
         } catch {
-            AdoptedLoops.remove(loop)
+            AttachedLoops.remove(loop)
             throw error
         }
-        adopted.confined.value.isRunning = true
-        return adopted
+        attached.confined.value.isRunning = true
+        return attached
     }
 
-    /// Adopts the `uv_loop_t` at `loop`, given as an untyped pointer: for a package that gets the
+    /// Attaches the `uv_loop_t` at `loop`, given as an untyped pointer: for a package that gets the
     /// loop from its own C code and does not import libuv's Swift module. See
-    /// ``adopt(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``.
+    /// ``attach(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``.
     /// - Parameters:
     ///   - loop: the address of the owner's `uv_loop_t`, initialized and not yet closed.
     ///   - postBudget: see ``init(clock:postBudget:)``.
     /// - Returns: the loop, attached to the owner's `uv_loop_t`; its thread is the calling thread.
-    /// - Throws: like the typed ``adopt(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``.
-    public static func adopt(_ loop: UnsafeMutableRawPointer, postBudget: Int = 4096) throws(LoopError) -> Loop {
-        try adopt(loop.assumingMemoryBound(to: uv_loop_t.self), postBudget: postBudget)
+    /// - Throws: like the typed ``attach(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``.
+    public static func attach(_ loop: UnsafeMutableRawPointer, postBudget: Int = Loop.defaultPostBudget) throws(LoopError) -> Loop {
+        try attach(loop.assumingMemoryBound(to: uv_loop_t.self), postBudget: postBudget)
     }
+
+    /// Attaches a `uv_loop_t` that C code owns; the former name of
+    /// ``attach(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``.
+    /// - Parameters:
+    ///   - loop: the owner's loop, initialized and not yet closed.
+    ///   - postBudget: see ``init(clock:postBudget:)``.
+    /// - Returns: the loop, attached to the owner's `uv_loop_t`.
+    /// - Throws: like ``attach(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)``.
+    @available(*, deprecated, renamed: "attach(_:postBudget:)")
+    public static func adopt(
+        _ loop: UnsafeMutablePointer<uv_loop_t>, postBudget: Int = Loop.defaultPostBudget
+    ) throws(LoopError) -> Loop {
+        try attach(loop, postBudget: postBudget)
+    }
+
+    /// Attaches the `uv_loop_t` at `loop`, given as an untyped pointer; the former name of
+    /// ``attach(_:postBudget:)-(UnsafeMutableRawPointer,_)``.
+    /// - Parameters:
+    ///   - loop: the address of the owner's `uv_loop_t`, initialized and not yet closed.
+    ///   - postBudget: see ``init(clock:postBudget:)``.
+    /// - Returns: the loop, attached to the owner's `uv_loop_t`.
+    /// - Throws: like ``attach(_:postBudget:)-(UnsafeMutableRawPointer,_)``.
+    @available(*, deprecated, renamed: "attach(_:postBudget:)")
+    public static func adopt(_ loop: UnsafeMutableRawPointer, postBudget: Int = Loop.defaultPostBudget) throws(LoopError) -> Loop {
+        try attach(loop, postBudget: postBudget)
+    }
+
+    /// The most posted jobs one drain runs, and the most due timers one turn fires, before the
+    /// loop polls for I/O again: the `postBudget` of a loop created without one.
+    public static let defaultPostBudget = 4096
 
     deinit {
         // No thread can be inside `run()` (it holds a reference), so closing here races nothing.
@@ -203,7 +233,7 @@ public final class Loop: Sendable {
             // closed, and only the owner's thread may touch its loop.
             misusePrecondition(
                 isOnLoopThread,
-                "UVLoop: an adopted Loop was released on another thread while still attached; call detach() on the owner's loop thread first")
+                "UVLoop: an attached Loop was released on another thread while still attached; call detach() on the owner's loop thread first")
         } else if !isOnLoopThread {
             // Shutting down runs what is still queued, which must happen on the loop's thread.
             misusePrecondition(
@@ -211,7 +241,7 @@ public final class Loop: Sendable {
                 "UVLoop: a Loop with work still queued was released on another thread; shut it down on its own thread first (shutdown(), then runOnce())")
         }
         lifecycle.beginRelease()
-        // An adopted loop released by a job it is running (the job held the last reference):
+        // An attached loop released by a job it is running (the job held the last reference):
         // the detach finishes when that callback returns, which keeps `state` alive until then.
         // (An owned loop is never released inside its callbacks: whoever runs it holds it.)
         if !native.isOwned, state.isInCallback { return }

@@ -49,7 +49,7 @@ extension LoopEngine {
         prepare.close()
         wakeTimer.close()
         lifecycle.markHandlesClosed()
-        if !native.isOwned { AdoptedLoops.remove(native.pointer) }
+        if !native.isOwned { AttachedLoops.remove(native.pointer) }
     }
 
     /// Runs posted and next-iteration work, with no budget, until none is queued.

@@ -86,10 +86,10 @@ final class LoopEngine {
     /// between runs), and a shutdown run in its middle would miss that work and then see it
     /// restart handles already closed.
     private(set) var isInCallback = false
-    /// On an adopted loop: whether UVLoop's wake-up handle is referenced, keeping the owner's
+    /// On an attached loop: whether UVLoop's wake-up handle is referenced, keeping the owner's
     /// `uv_run` running (see `Loop.setKeepsOwnerLoopAlive`).
     var keepsOwnerLoopAlive = false
-    /// The thread that created the engine (the adopting thread), until the first turn has shown
+    /// The thread that created the engine (the attaching thread), until the first turn has shown
     /// that this is the thread running the loop; nil from then on.
     private var unconfirmedThread: ThreadIdentity?
     /// The open inboxes.
@@ -130,7 +130,7 @@ final class LoopEngine {
             prepare?.close()
             throw error
         }
-        // For `Loop.metrics()`'s idle time; on an adopted loop, measured from here on.
+        // For `Loop.metrics()`'s idle time; on an attached loop, measured from here on.
         _ = shim_loop_measure_idle_time(native.pointer)
         if !native.isOwned {
             // On a loop that C code owns, waiting for posts must not keep the owner's uv_run alive.
@@ -199,19 +199,19 @@ final class LoopEngine {
         recordTurnEnd()
     }
 
-    /// The first callback of an adopted loop, whichever phase it comes in: everything UVLoop keeps
+    /// The first callback of an attached loop, whichever phase it comes in: everything UVLoop keeps
     /// for the loop's thread (timers, `LoopBound` values, inline `invoke`) belongs to the thread
-    /// that adopted it, so a loop that another thread runs must stop here, before any of UVLoop's
+    /// that attached it, so a loop that another thread runs must stop here, before any of UVLoop's
     /// work runs on that thread. Every libuv callback of the engine starts with this check.
     @inline(__always)
     private func confirmLoopThread() {
-        if let adopting = unconfirmedThread { confirmLoopThread(adopting) }
+        if let attaching = unconfirmedThread { confirmLoopThread(attaching) }
     }
 
-    private func confirmLoopThread(_ adopting: ThreadIdentity) {
+    private func confirmLoopThread(_ attaching: ThreadIdentity) {
         misusePrecondition(
-            ThreadIdentity.current == adopting,
-            "UVLoop: this uv_loop_t was adopted (Loop.adopt or uvloop_attach) on one thread and is run by another; adopt it on the thread that calls uv_run")
+            ThreadIdentity.current == attaching,
+            "UVLoop: this uv_loop_t was attached (Loop.attach or uvloop_attach) on one thread and is run by another; attach it on the thread that calls uv_run")
         unconfirmedThread = nil
     }
 

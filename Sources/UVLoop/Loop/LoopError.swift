@@ -9,18 +9,9 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     ///
     /// The work whose call threw was not queued and will not run.
     case shutDown
-    /// The loop was adopted from C code and has been detached (``Loop/detach()``); it accepts no
+    /// The loop was attached from C code and has been detached (``Loop/detach()``); it accepts no
     /// new work.
     case detached
-    /// ``Loop/run()`` was called while the loop is already running (re-entrantly, from inside a
-    /// callback).
-    case alreadyRunning
-    /// An operation that must happen on the loop's thread was called from another thread;
-    /// `operation` names it.
-    case notOnLoopThread(operation: String)
-    /// ``Loop/run()`` or a stepping call (`operation`) was made on a loop that C code owns and
-    /// runs.
-    case adoptedLoop(operation: String)
     /// Waiting here would block a thread on work that needs that same thread: the loop's own
     /// thread waiting for its loop, or a cycle of loops whose threads wait for each other in
     /// synchronous invokes. `operation` names the wait.
@@ -39,9 +30,9 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     case libuv(function: String, code: Int32)
     /// ``MainLoop/install(_:)`` was called after the process-wide loop was chosen.
     case mainLoopAlreadyChosen
-    /// ``Loop/adopt(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)`` was called on a
-    /// `uv_loop_t` that UVLoop is already adopted on and has not detached from.
-    case alreadyAdopted
+    /// ``Loop/attach(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)`` was called on a
+    /// `uv_loop_t` that UVLoop is already attached to and has not detached from.
+    case alreadyAttached
     /// The connection, listener or name lookup was closed with `close()` (or reset) before this
     /// call, or while the operation was pending.
     case streamClosed
@@ -65,13 +56,7 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
         case .shutDown:
             return "the loop is shut down (or shutting down) and accepts no new work; post before calling shutdown(), or create a new Loop"
         case .detached:
-            return "the loop was detached from its C owner and accepts no new work; adopt the uv_loop_t again to keep using it"
-        case .alreadyRunning:
-            return "the loop is already running; run() is not re-entrant: from inside a callback, post work instead of running the loop again"
-        case .notOnLoopThread(let operation):
-            return "\(operation) must be called on the loop's thread; use post or invoke to get there"
-        case .adoptedLoop(let operation):
-            return "\(operation) is not available on an adopted loop: its C owner runs it with uv_run"
+            return "the loop was detached from its C owner and accepts no new work; attach the uv_loop_t again to keep using it"
         case .wouldDeadlock(let operation):
             return "\(operation) would wait for work that needs the waiting thread itself (deadlock); await it, post, or use a completion callback instead"
         case .inboxFull(let capacity):
@@ -84,8 +69,8 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid argument: \(message)"
         case .mainLoopAlreadyChosen:
             return "the process-wide main loop was already chosen (by an earlier install, or by the first use of MainLoop.shared or @MainLoopActor, which starts one on its own thread); call MainLoop.install(_:) once, at startup, before anything uses the main loop"
-        case .alreadyAdopted:
-            return "UVLoop is already adopted on this uv_loop_t; keep using the Loop that adopt returned, or detach() it before adopting again"
+        case .alreadyAttached:
+            return "UVLoop is already attached on this uv_loop_t; keep using the Loop that attach returned, or detach() it before attaching again"
         case .streamClosed:
             return "the connection (or listener, or name lookup) was closed with close() and accepts no more operations; open a new one"
         case .writesShutDown:

@@ -50,7 +50,7 @@ extension Loop {
     /// - Throws: ``LoopError/invalidArgument(_:)`` for a `postBudget` below 1;
     ///   ``LoopError/libuv(function:code:)`` when the thread or the loop cannot be created.
     public static func startThread(
-        name: String = "uvloop", clock: LoopClockSource = .system, postBudget: Int = 4096
+        name: String = "uvloop", clock: LoopClockSource = .system, postBudget: Int = Loop.defaultPostBudget
     ) throws(LoopError) -> LoopThread {
         let started = ThreadEvent()
         let created = NativeMutex<Result<Loop, LoopError>?>(nil)

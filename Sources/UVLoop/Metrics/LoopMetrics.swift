@@ -56,8 +56,8 @@ extension Loop {
     /// The loop's figures as of its last completed turn. Callable from any thread; cheap (a
     /// handful of atomic loads), so it can be read as often as a monitoring system wants.
     ///
-    /// Busy and idle time cover the time since the loop's first turn. On an adopted loop they
-    /// start when it is adopted (libuv measures idle time only from then on).
+    /// Busy and idle time cover the time since the loop's first turn. On an attached loop they
+    /// start when it is attached (libuv measures idle time only from then on).
     /// - Returns: the reading; all zero before the loop's first turn.
     public func metrics() -> LoopMetrics {
         var reading = metricsRecorder.reading()

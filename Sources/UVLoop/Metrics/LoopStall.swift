@@ -2,7 +2,7 @@
 /// ``Loop/setStallHandler(threshold:_:)``: how long it was busy and what it ran.
 ///
 /// The counts say what UVLoop itself ran in the turn; time spent in other callbacks (the I/O
-/// callbacks of streams and watches, or an owner's own libuv handles on an adopted loop) is part
+/// callbacks of streams and watches, or an owner's own libuv handles on an attached loop) is part
 /// of ``duration`` but not of the counts.
 public struct LoopStall: Sendable, Hashable {
     /// How long the turn was busy: from the end of one poll for I/O to the start of the next.

@@ -145,7 +145,7 @@ public struct IsolatedLoop {
     /// - Parameters:
     ///   - signal: the signal to watch.
     ///   - oneShot: `true` to end the watch at its first delivery.
-    ///   - keepsOwnerLoopAlive: on an adopted loop, whether the open watch keeps its owner's
+    ///   - keepsOwnerLoopAlive: on an attached loop, whether the open watch keeps its owner's
     ///     loop running.
     ///   - handler: called with the watch once per delivery; it may capture loop-thread state.
     /// - Returns: the watch, open.
@@ -167,7 +167,7 @@ public struct IsolatedLoop {
     /// - Parameters:
     ///   - descriptor: an open descriptor that the kernel can poll.
     ///   - events: what to wait for.
-    ///   - keepsOwnerLoopAlive: on an adopted loop, whether the watch keeps its owner's loop
+    ///   - keepsOwnerLoopAlive: on an attached loop, whether the watch keeps its owner's loop
     ///     running while it polls.
     ///   - handler: called with the watch and the events ready, or the error that ended the
     ///     watch; it may capture loop-thread state.

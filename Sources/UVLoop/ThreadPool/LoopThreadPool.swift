@@ -11,7 +11,7 @@ extension Loop {
     /// wake and a context switch per job).
     ///
     /// Shutdown waits for queued jobs: closing the loop runs it until every after-work callback has
-    /// been delivered. On an adopted loop, jobs still in flight at `detach()` finish on the owner's
+    /// been delivered. On an attached loop, jobs still in flight at `detach()` finish on the owner's
     /// turns, and the owner's `uv_loop_close` returns `UV_EBUSY` until they have.
     /// The process's first job first checks that libuv's pool can start its threads (see
     /// `ThreadPoolStart`): libuv would abort the process if it cannot.

@@ -32,16 +32,16 @@ let cases: [String: () throws -> Void] = [
         let registry = EventRegistry(loop: loop)
         onAnotherThread { _ = registry.target }
     },
-    "shutdown-adopted-loop": {
+    "shutdown-attached-loop": {
         let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
         uv_loop_init(cLoop)
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         loop.shutdown()
     },
-    "adopted-loop-released-on-another-thread": {
+    "attached-loop-released-on-another-thread": {
         let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
         uv_loop_init(cLoop)
-        let holder = LoopHolder(try Loop.adopt(cLoop))
+        let holder = LoopHolder(try Loop.attach(cLoop))
         onAnotherThread { holder.release() }
     },
     "loop-with-work-released-on-another-thread": {
@@ -63,19 +63,19 @@ let cases: [String: () throws -> Void] = [
         while accepted == nil || client == nil { try loop.runOnce() }
         try accepted!.startReading()
     },
-    "adopted-loop-run-by-another-thread": {
+    "attached-loop-run-by-another-thread": {
         let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
         uv_loop_init(cLoop)
         // Something of the owner's keeps the loop alive, so that uv_run turns it.
         let ownerIdle = UnsafeMutablePointer<uv_idle_t>.allocate(capacity: 1)
         uv_idle_init(cLoop, ownerIdle)
         uv_idle_start(ownerIdle, ownerIdleTick)
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         // Work queued before the first turn must not run on the wrong thread: the check comes
         // first, in whichever phase UVLoop is called first (here the idle phase, for the timer).
         try loop.post { sayUnbuffered("uvloop-misuse: a post ran on the wrong thread") }
         try loop.schedule(after: .zero) { sayUnbuffered("uvloop-misuse: a timer ran on the wrong thread") }
-        // A config thread adopted the loop; the loop's own thread runs it.
+        // A config thread attached the loop; the loop's own thread runs it.
         let pointer = UInt(bitPattern: cLoop)
         onAnotherThread {
             uv_run(UnsafeMutablePointer<uv_loop_t>(bitPattern: pointer), UV_RUN_NOWAIT)
@@ -94,7 +94,7 @@ let cases: [String: () throws -> Void] = [
     "run-attached-loop": {
         let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
         uv_loop_init(cLoop)
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         try loop.run()
     },
     "detach-owned-loop": {
@@ -104,7 +104,7 @@ let cases: [String: () throws -> Void] = [
     "detach-off-thread": {
         let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
         uv_loop_init(cLoop)
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         onAnotherThread { loop.detach() }
     },
     "keep-alive-owned-loop": {
@@ -114,7 +114,7 @@ let cases: [String: () throws -> Void] = [
     "keep-alive-off-thread": {
         let cLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
         uv_loop_init(cLoop)
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         onAnotherThread { _ = try? loop.setKeepsOwnerLoopAlive(true) }
     },
     "loop-thread-shutdown-on-its-thread": {

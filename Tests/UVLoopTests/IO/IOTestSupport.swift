@@ -22,7 +22,7 @@ func step(
     }
 }
 
-/// Turns an adopted loop (`uv_run(UV_RUN_NOWAIT)`) until `condition` holds, at most `limit` turns.
+/// Turns an attached loop (`uv_run(UV_RUN_NOWAIT)`) until `condition` holds, at most `limit` turns.
 func turn(
     _ cLoop: UnsafeMutablePointer<uv_loop_t>, until condition: () -> Bool, limit: Int = 100_000,
     file: StaticString = #filePath, line: UInt = #line
@@ -60,7 +60,7 @@ extension Loop {
     var openIOHandleCount: Int { confined.value.ioHandles.count }
 }
 
-/// The owner's own work on an adopted loop (a daemon's server, say): a referenced timer an hour
+/// The owner's own work on an attached loop (a daemon's server, say): a referenced timer an hour
 /// away, which keeps `uv_run` turning. UVLoop's handles there are unreferenced by default, and
 /// libuv does not poll a loop that nothing referenced keeps alive.
 final class OwnersHandle {

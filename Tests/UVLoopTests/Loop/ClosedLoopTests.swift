@@ -18,7 +18,7 @@ final class ClosedLoopTests: XCTestCase {
     func testStopAfterDetachDoesNothingAndTheOwnerClosesItsLoop() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         loop.detach()
         uv_run(cLoop, UV_RUN_NOWAIT)
         loop.stop()

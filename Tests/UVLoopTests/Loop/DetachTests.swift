@@ -18,7 +18,7 @@ final class DetachTests: XCTestCase {
         defer { ownersHandle.deallocate() }
         XCTAssertEqual(uv_timer_init(cLoop, ownersHandle), 0)
         XCTAssertEqual(uv_timer_start(ownersHandle, { _ in }, 3_600_000, 0), 0)
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let log = Recorder<String>()
         // Posted together from another thread, so that they reach the loop in one batch.
         onThreads(1) { _ in
@@ -50,7 +50,7 @@ final class DetachTests: XCTestCase {
     func testDetachInsideARepeatingTimerCancelsAndReleasesIt() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let released = Atomic<Bool>(false)
         var tracked: Tracked? = Tracked { released.store(true, ordering: .relaxed) }
         let runs = Atomic<Int>(0)
@@ -81,7 +81,7 @@ final class DetachTests: XCTestCase {
         defer { cLoop.deallocate() }
         let log = Recorder<String>()
         do {
-            let loop = try Loop.adopt(cLoop)
+            let loop = try Loop.attach(cLoop)
             try loop.post { log.append("posted") }
             try loop.schedule(after: .seconds(3600)) { log.append("timer") }
         }
@@ -95,7 +95,7 @@ final class DetachTests: XCTestCase {
         defer { cLoop.deallocate() }
         let log = Recorder<String>()
         do {
-            let loop = try Loop.adopt(cLoop)
+            let loop = try Loop.attach(cLoop)
             // The closure holds the last reference; the drain releases it after running it.
             try loop.post { [loop] in log.append("ran on \(loop.isOnLoopThread ? "the loop's thread" : "?")") }
             try loop.post { log.append("posted next") }

@@ -13,7 +13,7 @@ final class ExternalPollerTests: XCTestCase {
     func testAnInboxSendAfterADeliveryTurnWakesAnExternalPoller() throws {
         let cLoop = makeCLoop()
         let ownersTimer = startOwnersTimer(cLoop)
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let received = Recorder<Int>()
         let inbox = try loop.makeInbox(of: Int.self) { received.append($0) }
         for value in 0..<3 {
@@ -30,7 +30,7 @@ final class ExternalPollerTests: XCTestCase {
     }
 
     /// A post that arrives between UVLoop's prepare phase and the poll wakes the loop, and the
-    /// poll phase runs it. The owner's own prepare handle, started before the adoption, runs
+    /// poll phase runs it. The owner's own prepare handle, started before the attaching, runs
     /// after UVLoop's (libuv runs the newest first) and has another thread post in that window.
     /// A post after that turn must still wake the owner's poller.
     func testAPostAfterAPollPhaseDrainWakesAnExternalPoller() throws {
@@ -44,7 +44,7 @@ final class ExternalPollerTests: XCTestCase {
             PostInPrepare.post = nil
             post?()
         }, 0)
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         PostInPrepare.post = { onThreads(1) { _ in try! loop.post { received.append(0) } } }
         uv_run(cLoop, UV_RUN_NOWAIT)
         XCTAssertEqual(received.values, [0], "posted in the window, run by the poll phase")

@@ -139,7 +139,7 @@ private final class LifecycleModel: Sendable {
                 loop.stop()
                 return
             case .end:
-                end(loop, attached: loop.isAdopted)
+                end(loop, attached: loop.isAttached)
                 return
             case .onLoopThread(let inner):
                 // The invoke is accepted or refused like any; the inner call, made on the loop's
@@ -214,7 +214,7 @@ private final class ModelLoopHost: Sendable {
         thread = JoinableThread {
             if attached {
                 let cLoop = makeCLoop()
-                let loop = try! Loop.adopt(cLoop)
+                let loop = try! Loop.attach(cLoop)
                 try! loop.setKeepsOwnerLoopAlive(true)
                 created.withLock { $0 = loop }
                 ready.open()

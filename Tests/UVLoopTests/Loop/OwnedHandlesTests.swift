@@ -24,7 +24,7 @@ final class OwnedHandlesTests: XCTestCase {
         let ownerIdle = UnsafeMutablePointer<uv_idle_t>.allocate(capacity: 1)
         defer { ownerIdle.deallocate() }
         uv_idle_init(cLoop, ownerIdle)
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let inbox = try loop.makeInbox(of: Int.self) { _ in }
         let before = walk(cLoop)
         XCTAssertEqual(before.owner, 1, "the owner's idle handle")

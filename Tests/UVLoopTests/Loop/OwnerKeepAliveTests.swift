@@ -12,7 +12,7 @@ final class OwnerKeepAliveTests: XCTestCase {
     func testWithNothingOfTheOwnersAlivePostsWaitUntilTheOwnerKeepsItsLoopAlive() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let ran = Recorder<Int>()
         onThreads(1) { _ in try! loop.post { ran.append(1) } }
         for _ in 0..<1_000 { _ = uv_run(cLoop, UV_RUN_NOWAIT) }
@@ -39,7 +39,7 @@ final class OwnerKeepAliveTests: XCTestCase {
     func testAnOwnerRunningUntilDetachGetsEveryPostFromOtherThreads() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         try loop.setKeepsOwnerLoopAlive(true)
         let count = LoopBound(0, loop: loop)
         let producers = 4
@@ -65,7 +65,7 @@ final class OwnerKeepAliveTests: XCTestCase {
     func testAfterDetachItThrows() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         loop.detach()
         XCTAssertThrowsError(try loop.setKeepsOwnerLoopAlive(true)) { XCTAssertEqual($0 as? LoopError, .detached) }
         _ = uv_run(cLoop, UV_RUN_NOWAIT)

@@ -119,10 +119,10 @@ final class LoopMetricsTests: XCTestCase {
         }
     }
 
-    func testAnAdoptedLoopsTurnsAreCountedAndReadableFromAnotherThread() throws {
+    func testAnAttachedLoopsTurnsAreCountedAndReadableFromAnotherThread() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         try loop.post {}
         for _ in 0..<3 { _ = uv_run(cLoop, UV_RUN_NOWAIT) }
         let seen = NativeMutex<LoopMetrics?>(nil)

@@ -10,8 +10,8 @@ final class CancelledTimerLivenessTests: XCTestCase {
     func testCancellingTheLastTimerOnTheLoopThreadLetsTheOwnersLoopEnd() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
-        XCTAssertEqual(uv_loop_alive(cLoop), 0, "an idle adopted loop keeps nothing alive")
+        let loop = try Loop.attach(cLoop)
+        XCTAssertEqual(uv_loop_alive(cLoop), 0, "an idle attached loop keeps nothing alive")
         let timer = try loop.schedule(after: .seconds(2)) { XCTFail("cancelled") }
         XCTAssertNotEqual(uv_loop_alive(cLoop), 0, "a pending timer keeps the loop alive")
         XCTAssertTrue(timer.cancel())
@@ -24,7 +24,7 @@ final class CancelledTimerLivenessTests: XCTestCase {
     func testCancellingTheLastTimerFromAnotherThreadLetsTheOwnersLoopEndAfterOneTurn() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let first = try loop.schedule(after: .seconds(2)) { XCTFail("cancelled") }
         let second = try loop.schedule(after: .seconds(3)) { XCTFail("cancelled") }
         onThreads(1) { _ in
@@ -43,7 +43,7 @@ final class CancelledTimerLivenessTests: XCTestCase {
     func testFiringTheLastTimerEarlyLetsTheOwnersLoopEnd() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let fired = LoopBound(false, loop: loop)
         let timer = try loop.schedule(after: .seconds(2)) { fired.value = true }
         XCTAssertTrue(timer.fire())
@@ -57,7 +57,7 @@ final class CancelledTimerLivenessTests: XCTestCase {
     func testAPendingTimerStillKeepsTheLoopAliveWhenAnotherIsCancelled() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let kept = try loop.schedule(after: .seconds(3)) {}
         let cancelled = try loop.schedule(after: .seconds(2)) {}
         XCTAssertTrue(cancelled.cancel())
@@ -72,7 +72,7 @@ final class CancelledTimerLivenessTests: XCTestCase {
     func testATimerThatFiresAtItsDeadlineLeavesNothingThatKeepsTheOwnersLoopAlive() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let fired = LoopBound(false, loop: loop)
         try loop.schedule(at: LoopInstant(nanoseconds: monotonicNanoseconds() + 200_000)) { fired.value = true }
         XCTAssertNotEqual(uv_loop_alive(cLoop), 0, "the pending timer keeps the loop alive")

@@ -1,4 +1,4 @@
-/* A C "host" that owns a libuv loop, for the tests of components on an adopted loop. */
+/* A C "host" that owns a libuv loop, for the tests of components on an attached loop. */
 #ifndef CHOSTLOOP_H
 #define CHOSTLOOP_H
 

@@ -12,7 +12,7 @@ extension Loop {
     ///     eventfd, timerfd, signalfd or inotify descriptor (not a regular file or a directory).
     ///   - events: what to wait for; an empty set starts the watch paused (see
     ///     ``DescriptorWatch/update(_:)``).
-    ///   - keepsOwnerLoopAlive: on an adopted loop, whether the watch keeps its owner's
+    ///   - keepsOwnerLoopAlive: on an attached loop, whether the watch keeps its owner's
     ///     `uv_run(UV_RUN_DEFAULT)` from returning while it polls. `false` by default, like
     ///     UVLoop's other handles there: the owner decides how long its loop runs. On a loop
     ///     UVLoop owns, it changes nothing: such a loop runs until ``shutdown()``.

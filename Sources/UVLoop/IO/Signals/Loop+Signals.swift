@@ -18,7 +18,7 @@ extension Loop {
     ///     restore the default action as it delivers that signal (unless another watch of the
     ///     signal, not one-shot, is open in the process): a second `SIGINT` sent while the first
     ///     one's clean-up runs ends the process, as users of a command-line tool expect.
-    ///   - keepsOwnerLoopAlive: on an adopted loop, whether the open watch keeps its owner's
+    ///   - keepsOwnerLoopAlive: on an attached loop, whether the open watch keeps its owner's
     ///     `uv_run(UV_RUN_DEFAULT)` from returning. `false` by default, like UVLoop's other
     ///     handles there: the owner decides how long its loop runs, and a watch (of `SIGHUP`, say)
     ///     that a component adds must not keep it running after the owner's own work has ended.

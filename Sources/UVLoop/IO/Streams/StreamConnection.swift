@@ -26,7 +26,7 @@
 /// ``LoopError/shutDown`` (``LoopError/detached``), a read handler gets a last
 /// ``StreamRead/failed(_:)`` with that error, and suspended async calls throw it.
 ///
-/// On a loop adopted from C code, an open connection keeps the owner's `uv_run` running, like
+/// On a loop attached from C code, an open connection keeps the owner's `uv_run` running, like
 /// the owner's own sockets.
 ///
 /// ## Broken pipes

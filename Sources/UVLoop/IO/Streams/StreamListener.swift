@@ -4,7 +4,7 @@
 ///
 /// The listener accepts until ``close()`` or until its loop shuts down or is detached (which
 /// closes it, and gives the handler a last ``LoopError/shutDown`` / ``LoopError/detached``).
-/// Closing a Unix-domain listener removes its socket file. On a loop adopted from C code, an
+/// Closing a Unix-domain listener removes its socket file. On a loop attached from C code, an
 /// open listener keeps the owner's `uv_run` running, like the owner's own servers.
 ///
 /// When the process runs out of file descriptors (`EMFILE`), connections that cannot be

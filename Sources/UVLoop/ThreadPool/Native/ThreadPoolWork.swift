@@ -5,7 +5,7 @@ import Glibc
 /// the loop's thread. Queued with `Loop.queueWork(_:)`.
 ///
 /// The pool has 4 threads by default (`UV_THREADPOOL_SIZE`, read once per process) and is shared by
-/// every loop in the process, and by the host's own libuv work when the loop is adopted.
+/// every loop in the process, and by the host's own libuv work when the loop is attached.
 @usableFromInline
 package protocol ThreadPoolJob: AnyObject, Sendable {
     /// Called on the loop's thread just before the job is queued, with the handle that can cancel
@@ -106,7 +106,7 @@ package struct ThreadPoolWork: @unchecked Sendable {
 /// `slotsPerChunk`, one `malloc` each, and recycled through a free list, so queuing a job costs no
 /// allocation in steady state and a burst costs one per chunk rather than one per job. When the
 /// last job in flight finishes, chunks beyond `retainedChunks` are freed. While any job is in
-/// flight the queue keeps itself alive: a loop may be released (an adopted loop detached) before
+/// flight the queue keeps itself alive: a loop may be released (an attached loop detached) before
 /// libuv delivers the last after-work callbacks.
 ///
 /// The mutable state lives behind a pointer: as stored properties of this class, the free list and

@@ -6,7 +6,7 @@ import XCTest
 @testable import UVLoop
 import UVTestSupport
 
-/// Descriptor watches with pipes and socket pairs, on owned and adopted loops. UVLoop never
+/// Descriptor watches with pipes and socket pairs, on owned and attached loops. UVLoop never
 /// closes a descriptor it did not open: the tests close theirs, and check that they are still
 /// open after cancel, shutdown and detach.
 final class DescriptorWatchTests: XCTestCase {
@@ -205,7 +205,7 @@ final class DescriptorWatchTests: XCTestCase {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
         let owners = OwnersHandle(cLoop)
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let (readEnd, writeEnd) = makePipe()
         defer { close(readEnd); close(writeEnd) }
         let calls = Counter()
@@ -224,10 +224,10 @@ final class DescriptorWatchTests: XCTestCase {
         XCTAssertEqual(read(readEnd, &byte, 1), 1)
     }
 
-    func testOnAnAdoptedLoopAWatchKeepsTheOwnersLoopAliveOnlyWhenAsked() throws {
+    func testOnAnAttachedLoopAWatchKeepsTheOwnersLoopAliveOnlyWhenAsked() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let (readEnd, writeEnd) = makePipe()
         defer { close(readEnd); close(writeEnd) }
         let quiet = try loop.watchDescriptor(readEnd, for: .readable) { _, _ in }

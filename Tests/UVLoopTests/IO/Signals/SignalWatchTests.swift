@@ -6,7 +6,7 @@ import XCTest
 @testable import UVLoop
 import UVTestSupport
 
-/// Signal watches on owned and adopted loops. The tests send signals to this very process
+/// Signal watches on owned and attached loops. The tests send signals to this very process
 /// (`raise`, `kill(getpid(), ...)`) only while a watch of the signal is open, so the default
 /// action (ending the process) never runs; `raise` delivers before it returns, and the loop's
 /// next turn sees the delivery.
@@ -192,11 +192,11 @@ final class SignalWatchTests: XCTestCase {
         XCTAssertThrowsError(try loop.runOnce()) { XCTAssertEqual($0 as? LoopError, .shutDown) }
     }
 
-    func testSIGTERMDetachesAnAdoptedLoopAndTheOwnerClosesIt() throws {
+    func testSIGTERMDetachesAnAttachedLoopAndTheOwnerClosesIt() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
         let owners = OwnersHandle(cLoop)  // the daemon's own work keeps its loop turning
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let handled = Atomic<Bool>(false)
         let watch = try loop.watchSignal(.terminate) { _ in
             handled.store(true, ordering: .relaxed)
@@ -235,7 +235,7 @@ final class SignalWatchTests: XCTestCase {
     func testDetachClosesOpenWatchesAndTheOwnersLoopCloses() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let watch = try loop.watchSignal(.user1) { _ in }
         let pending = try loop.watchSignal(.user2) { _ in XCTFail("detached before the loop read it") }
         raise(SIGUSR2)  // caught, not yet read by the loop
@@ -247,10 +247,10 @@ final class SignalWatchTests: XCTestCase {
         XCTAssertThrowsError(try loop.watchSignal(.user1) { _ in }) { XCTAssertEqual($0 as? LoopError, .detached) }
     }
 
-    func testOnAnAdoptedLoopAWatchKeepsTheOwnersLoopAliveOnlyWhenAsked() throws {
+    func testOnAnAttachedLoopAWatchKeepsTheOwnersLoopAliveOnlyWhenAsked() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let quiet = try loop.watchSignal(.user1) { _ in }
         XCTAssertEqual(uv_loop_alive(cLoop), 0, "by default a watch does not keep the owner's uv_run going")
         let keeping = try loop.watchSignal(.user2, keepsOwnerLoopAlive: true) { _ in }
@@ -264,11 +264,11 @@ final class SignalWatchTests: XCTestCase {
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
 
-    func testAnAdoptedLoopDeliversWhileItsOwnerRunsIt() throws {
+    func testAnAttachedLoopDeliversWhileItsOwnerRunsIt() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
         let owners = OwnersHandle(cLoop)
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let count = Counter()
         let watch = try loop.watchSignal(.user1) { _ in count.increment() }
         raise(SIGUSR1)

@@ -49,7 +49,7 @@ final class StreamLifecycleTests: XCTestCase {
     func testDetachClosesStreamsSoTheOwnerCanCloseItsLoop() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         var server: StreamConnection?
         let listener = try loop.listen(on: loopback()) { result in server = try? result.get() }
         var client: StreamConnection?
@@ -78,7 +78,7 @@ final class StreamLifecycleTests: XCTestCase {
     func testDetachInsideAReadCallbackFinishesWhenTheCallbackReturns() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         var server: StreamConnection?
         let listener = try loop.listen(on: loopback()) { result in server = try? result.get() }
         var client: StreamConnection?

@@ -88,7 +88,7 @@ final class InboxTests: XCTestCase {
     func testSendsToAnInboxOfADetachedLoopSayTheLoopWasDetached() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let inbox = try loop.makeInbox(of: Int.self) { _ in }
         loop.detach()
         XCTAssertThrowsError(try inbox.send(1)) { XCTAssertEqual($0 as? LoopError, .detached) }

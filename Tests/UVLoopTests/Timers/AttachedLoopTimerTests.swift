@@ -4,14 +4,14 @@ import Synchronization
 @testable import UVLoop
 import UVTestSupport
 
-/// Timers on an adopted loop, whose owner runs `uv_run` itself: one budget per owner turn, timers
+/// Timers on an attached loop, whose owner runs `uv_run` itself: one budget per owner turn, timers
 /// due when a turn begins fire in it, and detaching finishes a split burst.
-final class AdoptedLoopTimerTests: XCTestCase {
+final class AttachedLoopTimerTests: XCTestCase {
     func testAnOwnerRunningUVRunOnceFiresOneBudgetPerTurnAndDueTimersInTheNextTurn() throws {
         // libuv 1.44 runs timers a second time at the end of a UV_RUN_ONCE turn, after the poll.
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop, postBudget: 10)
+        let loop = try Loop.attach(cLoop, postBudget: 10)
         let fired = Recorder<Int>()
         let deadline = loop.now.advanced(by: .milliseconds(20))
         for i in 0..<25 { try loop.schedule(at: deadline) { fired.append(i) } }
@@ -33,7 +33,7 @@ final class AdoptedLoopTimerTests: XCTestCase {
     func testAfterAWakeTimerFiringAnOwnersNextUVRunOnceFiresATimerDueWhenItBegins() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let fired = Recorder<String>()
         try loop.schedule(after: .milliseconds(20)) { fired.append("first") }
         _ = uv_run(cLoop, UV_RUN_ONCE)   // blocks until the wake timer fires after the poll
@@ -50,7 +50,7 @@ final class AdoptedLoopTimerTests: XCTestCase {
     func testDetachFromATimerFinishesTheBurstTheBudgetSplit() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop, postBudget: 10)
+        let loop = try Loop.attach(cLoop, postBudget: 10)
         let fired = Recorder<Int>()
         let deadline = loop.now
         for i in 0..<25 {
@@ -68,7 +68,7 @@ final class AdoptedLoopTimerTests: XCTestCase {
     func testDetachBetweenOwnerTurnsFinishesASplitBurst() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop, postBudget: 2)
+        let loop = try Loop.attach(cLoop, postBudget: 2)
         let fired = Atomic<Int>(0)
         for _ in 0..<5 { try loop.schedule(after: .zero) { fired.add(1, ordering: .relaxed) } }
         let pending = try loop.schedule(after: .seconds(60)) { fired.add(100, ordering: .relaxed) }

@@ -5,13 +5,13 @@ import CLibUV
 import UVLoopTesting
 import UVTestSupport
 
-/// Adopting a `uv_loop_t` that C code owns and runs: work runs on the owner's turns, and detaching
+/// Attaching a `uv_loop_t` that C code owns and runs: work runs on the owner's turns, and detaching
 /// gives back every handle and descriptor so that the owner can close its loop.
-final class AdoptedLoopTests: XCTestCase {
-    func testAdoptRunsWorkOnTheOwnersTurnsAndDetachLetsTheOwnerClose() throws {
+final class AttachedLoopTests: XCTestCase {
+    func testAttachRunsWorkOnTheOwnersTurnsAndDetachLetsTheOwnerClose() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(cLoop)
+        let loop = try Loop.attach(cLoop)
         let log = Recorder<String>()
         try loop.post { log.append("post") }
         try loop.postNextIteration { log.append("next") }
@@ -34,7 +34,7 @@ final class AdoptedLoopTests: XCTestCase {
         XCTAssertFalse(loop.detach(), "detaching again does nothing")
     }
 
-    func testLoopsInboxesAndAdoptedLoopsGiveBackTheirWakeDescriptors() throws {
+    func testLoopsInboxesAndAttachedLoopsGiveBackTheirWakeDescriptors() throws {
         // Each wake handle is an eventfd: shutting down, closing an inbox and detaching must close it.
         func openDescriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count }
         // libuv opens process-wide descriptors once, with the first loop (its signal pipe): open
@@ -58,20 +58,20 @@ final class AdoptedLoopTests: XCTestCase {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
         let withOwner = try openDescriptors()
-        let adopted = try Loop.adopt(cLoop)
-        _ = try adopted.makeInbox(of: Int.self, capacity: 16) { _ in }
-        adopted.detach()
+        let attached = try Loop.attach(cLoop)
+        _ = try attached.makeInbox(of: Int.self, capacity: 16) { _ in }
+        attached.detach()
         _ = uv_run(cLoop, UV_RUN_NOWAIT)   // close callbacks close the descriptors
-        XCTAssertEqual(try openDescriptors(), withOwner, "an adopted loop, once detached")
+        XCTAssertEqual(try openDescriptors(), withOwner, "an attached loop, once detached")
         XCTAssertEqual(uv_loop_close(cLoop), 0)
     }
 
     /// A package that gets its `uv_loop_t *` from its own C code (and does not import libuv's
-    /// Swift module) adopts it through an untyped pointer.
-    func testAdoptingThroughAnUntypedPointerAttachesToTheSameLoop() throws {
+    /// Swift module) attaches it through an untyped pointer.
+    func testAttachingThroughAnUntypedPointerReachesTheSameLoop() throws {
         let cLoop = makeCLoop()
         defer { cLoop.deallocate() }
-        let loop = try Loop.adopt(UnsafeMutableRawPointer(cLoop))
+        let loop = try Loop.attach(UnsafeMutableRawPointer(cLoop))
         let log = Recorder<String>()
         try loop.post { log.append("post") }
         _ = uv_run(cLoop, UV_RUN_NOWAIT)
