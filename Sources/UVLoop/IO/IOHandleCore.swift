@@ -56,7 +56,7 @@ class IOHandleCore<Native: NativeIOHandle> {
         self.native = native
         if !keepsOwnerLoopAlive && !loop.native.isOwned { native.unref() }
         let reason = loop.lifecycle.refusal
-        loop.confined.value.ioHandles.register(ObjectIdentifier(self)) { [self] in close(reason: reason) }
+        loop.engine.ioHandles.register(ObjectIdentifier(self)) { [self] in close(reason: reason) }
     }
 
     /// Closes the handle, once: forgets it in the loop's record, closes the libuv handle
@@ -66,7 +66,7 @@ class IOHandleCore<Native: NativeIOHandle> {
     final func close(reason: LoopError) -> Bool {
         guard closeReason == nil else { return false }
         closeReason = reason
-        loop.confined.value.ioHandles.unregister(ObjectIdentifier(self))
+        loop.engine.ioHandles.unregister(ObjectIdentifier(self))
         if let native { closeNative(native) }
         didClose(reason: reason)
         return true
@@ -77,7 +77,7 @@ class IOHandleCore<Native: NativeIOHandle> {
     final func endedByItself() {
         guard closeReason == nil else { return }
         closeReason = .streamClosed
-        loop.confined.value.ioHandles.unregister(ObjectIdentifier(self))
+        loop.engine.ioHandles.unregister(ObjectIdentifier(self))
     }
 
     /// How the libuv handle closes; a kind overrides it for another way (a stream's reset).
@@ -91,7 +91,7 @@ class IOHandleCore<Native: NativeIOHandle> {
     /// callbacks run theirs (see `LoopEngine.runIOCallback`).
     @inline(__always)
     final func asLoopCallback(_ body: () -> Void) {
-        loop.confined.value.runIOCallback(body)
+        loop.engine.runIOCallback(body)
     }
 }
 
@@ -110,7 +110,7 @@ extension IOHandleCore where Native == StreamHandle {
     /// with the loop. A stream keeps an owner's loop alive, as the owner's own streams do.
     final func openStream(_ kind: StreamHandle.Kind, socketFamily: Int32?, delegate: any StreamHandleDelegate) throws(LoopError) {
         BrokenPipeSignal.ignoreUnlessHandled()
-        let readBuffer = loop.confined.value.ioHandles.streamReadBuffer
+        let readBuffer = loop.engine.ioHandles.streamReadBuffer
         let opened = try StreamHandle(kind, loop: loop.native, readBuffer: readBuffer, socketFamily: socketFamily)
         opened.setDelegate(delegate)
         open(opened, keepsOwnerLoopAlive: true)

@@ -24,10 +24,9 @@ extension Loop {
             !native.isOwned,
             "UVLoop: setKeepsOwnerLoopAlive(_:) on a loop UVLoop owns; it is for attached loops (an owned loop runs until shutdown())")
         preconditionOnLoopThread("Loop.setKeepsOwnerLoopAlive(_:)")
-        let state = confined.value
         try lifecycle.admitHandle()
-        guard state.keepsOwnerLoopAlive != keepsAlive else { return }
-        state.keepsOwnerLoopAlive = keepsAlive
+        guard engine.keepsOwnerLoopAlive != keepsAlive else { return }
+        engine.keepsOwnerLoopAlive = keepsAlive
         if keepsAlive { wake.ref() } else { wake.unref() }
     }
 

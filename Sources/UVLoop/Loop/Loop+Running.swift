@@ -9,10 +9,10 @@ extension Loop {
     /// program with a message that names the misuse.
     /// - Throws: ``LoopError/shutDown`` once the loop has shut down.
     public func run() throws(LoopError) {
-        let state = try enterRun("run()")
-        defer { state.isRunning = false }
+        let engine = try enterRun("run()")
+        defer { engine.isRunning = false }
         native.runUntilStopped()
-        finishIfShutDown(state)
+        finishIfShutDown(engine)
     }
 
     /// Runs one loop iteration without blocking for I/O or time, on the loop's thread.
@@ -26,11 +26,11 @@ extension Loop {
     /// - Throws: like ``run()``.
     @discardableResult
     public func runOnce() throws(LoopError) -> Bool {
-        let state = try enterRun("runOnce()")
-        defer { state.isRunning = false }
+        let engine = try enterRun("runOnce()")
+        defer { engine.isRunning = false }
         native.runNoWait()
-        finishIfShutDown(state)
-        return !lifecycle.handlesClosed && state.hasReadyWork
+        finishIfShutDown(engine)
+        return !lifecycle.handlesClosed && engine.hasReadyWork
     }
 
     /// Steps the loop until nothing is ready: no posted work, no due timer, no next-iteration
@@ -57,16 +57,15 @@ extension Loop {
             "UVLoop: Loop.\(operation) called on another thread than the loop's; run a loop on the thread that created it, or start it with Loop.startThread")
         misusePrecondition(
             native.isOwned, "UVLoop: Loop.\(operation) on an attached loop; its owner runs it with uv_run")
-        let state = confined.value
-        misusePrecondition(
-            !state.isRunning,
+                misusePrecondition(
+            !engine.isRunning,
             "UVLoop: Loop.\(operation) called from inside one of the loop's own callbacks (the loop is not re-entrant); return from the callback, and call stop() to make run() return")
         try lifecycle.admitInline()
-        state.isRunning = true
-        return state
+        engine.isRunning = true
+        return engine
     }
 
-    func finishIfShutDown(_ state: LoopEngine) {
+    func finishIfShutDown(_ engine: LoopEngine) {
         guard lifecycle.handlesClosed, native.isOwned else { return }
         let status = native.closeOwned()
         misusePrecondition(status == 0, "UVLoop: uv_loop_close failed after shutdown: \(LoopError.libuv(status, "uv_loop_close"))")
@@ -80,6 +79,6 @@ extension Loop {
         let onLoopThread = isOnLoopThread
         // A loop that is shutting down, shut down or detached has nothing to stop.
         guard lifecycle.requestStop(onLoopThread: onLoopThread, waking: wake) else { return }
-        if onLoopThread { confined.value.requestDrain() }
+        if onLoopThread { engine.requestDrain() }
     }
 }

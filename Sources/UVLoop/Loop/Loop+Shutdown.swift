@@ -14,12 +14,11 @@ extension Loop {
         misusePrecondition(native.isOwned, "UVLoop: shutdown() on an attached loop; call detach() on the owner's thread instead")
         let onLoopThread = isOnLoopThread
         guard lifecycle.beginShutdown(onLoopThread: onLoopThread, waking: wake), onLoopThread else { return }
-        let state = confined.value
-        if state.isRunning {
-            state.requestDrain()
+        if engine.isRunning {
+            engine.requestDrain()
         } else {
-            state.finishEnding()
-            finishIfShutDown(state)
+            engine.finishEnding()
+            finishIfShutDown(engine)
         }
     }
 
@@ -53,10 +52,9 @@ extension Loop {
             isOnLoopThread,
             "UVLoop: Loop.detach() called on another thread than the owner's loop thread; detach on the thread that runs uv_run (post to it)")
         guard lifecycle.beginDetach() else { return false }
-        let state = confined.value
         // Inside one of the loop's callbacks the detach finishes when that callback returns.
-        if state.isInCallback { return true }
-        state.finishEnding()
+        if engine.isInCallback { return true }
+        engine.finishEnding()
         return true
     }
 }

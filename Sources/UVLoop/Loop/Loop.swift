@@ -83,6 +83,8 @@ public final class Loop: Sendable {
     let queue: PostQueue
     /// The status of every timer, shared with the timers' handles (any thread).
     let timerSlots: TimerSlots
+    /// The loop's engine, in the box its closures capture (`[confined]`) to avoid retaining the
+    /// loop. Read it as ``engine``.
     let confined: LoopConfinedObject<LoopEngine>
     let wake: WakeHandle
     let native: NativeLoop
@@ -98,7 +100,7 @@ public final class Loop: Sendable {
     let threadNumbers = ThreadNumbers.shared
     /// The loop as its actors' executor, and where executor jobs enter the queue.
     let serialExecutor: LoopSerialExecutor
-    /// The manual clock's reading, shared with the loop's state (see ``now``).
+    /// The manual clock's reading, shared with the loop's engine (see ``now``).
     let manualTime: ManualTime
     /// The figures ``metrics()`` reads, published by the loop's thread each turn.
     let metricsRecorder: LoopMetricsRecorder
@@ -128,9 +130,9 @@ public final class Loop: Sendable {
     ) throws(LoopError) {
         let lifecycle = LoopLifecycle(attached: !native.isOwned)
         let queue = PostQueue(lifecycle: lifecycle)
-        let state: LoopEngine
+        let engine: LoopEngine
         do {
-            state = try LoopEngine(
+            engine = try LoopEngine(
                 native: native, queue: queue, clock: clock, postBudget: postBudget, timerSlots: timerSlots)
         } catch {
             if native.isOwned { _ = native.closeOwned() }
@@ -140,15 +142,15 @@ public final class Loop: Sendable {
         self.queue = queue
         self.timerSlots = timerSlots
         self.native = native
-        self.wake = state.wake
-        self.confined = LoopConfinedObject(state)
-        self.manualTime = state.manualTime
-        self.metricsRecorder = state.metricsRecorder
+        self.wake = engine.wake
+        self.confined = LoopConfinedObject(engine)
+        self.manualTime = engine.manualTime
+        self.metricsRecorder = engine.metricsRecorder
         self.thread = .current
         self.threadPointer = shim_thread_pointer()
         self.clockSource = clock
-        self.serialExecutor = LoopSerialExecutor(queue: queue, wake: state.wake, thread: thread, confined: confined)
-        state.executors = LoopExecutorRefs(serial: serialExecutor.asUnownedSerialExecutor(), task: asUnownedTaskExecutor())
+        self.serialExecutor = LoopSerialExecutor(queue: queue, wake: engine.wake, thread: thread, confined: confined)
+        engine.executors = LoopExecutorRefs(serial: serialExecutor.asUnownedSerialExecutor(), task: asUnownedTaskExecutor())
     }
 
     /// Attaches a `uv_loop_t` that C code owns and runs. Call it on the thread that runs that loop.
@@ -178,7 +180,7 @@ public final class Loop: Sendable {
             AttachedLoops.remove(loop)
             throw error
         }
-        attached.confined.value.isRunning = true
+        attached.engine.isRunning = true
         return attached
     }
 
@@ -226,10 +228,9 @@ public final class Loop: Sendable {
 
     deinit {
         // No thread can be inside `run()` (it holds a reference), so closing here races nothing.
-        let state = confined.value
         guard !lifecycle.handlesClosed else { return }
         if !native.isOwned {
-            // UVLoop's handles call back into `state`, which goes with this object: they must be
+            // UVLoop's handles call back into `engine`, which goes with this object: they must be
             // closed, and only the owner's thread may touch its loop.
             misusePrecondition(
                 isOnLoopThread,
@@ -237,17 +238,21 @@ public final class Loop: Sendable {
         } else if !isOnLoopThread {
             // Shutting down runs what is still queued, which must happen on the loop's thread.
             misusePrecondition(
-                !state.hasQueuedWork,
+                !engine.hasQueuedWork,
                 "UVLoop: a Loop with work still queued was released on another thread; shut it down on its own thread first (shutdown(), then runOnce())")
         }
         lifecycle.beginRelease()
         // An attached loop released by a job it is running (the job held the last reference):
-        // the detach finishes when that callback returns, which keeps `state` alive until then.
+        // the detach finishes when that callback returns, which keeps `engine` alive until then.
         // (An owned loop is never released inside its callbacks: whoever runs it holds it.)
-        if !native.isOwned, state.isInCallback { return }
-        state.finishEnding(onLoopThread: isOnLoopThread)
+        if !native.isOwned, engine.isInCallback { return }
+        engine.finishEnding(onLoopThread: isOnLoopThread)
         if native.isOwned { _ = native.closeOwned() }
     }
+
+    /// The loop's engine: everything only its thread touches. Loop thread only.
+    @inline(__always)
+    var engine: LoopEngine { confined.value }
 
     // MARK: identity
 

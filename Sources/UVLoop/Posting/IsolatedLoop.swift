@@ -43,10 +43,6 @@ public struct IsolatedLoop {
     /// The loop itself, whose verbs take `Sendable` closures and may be called from any thread.
     public let loop: Loop
 
-    init(loop: Loop) {
-        self.loop = loop
-    }
-
     /// Makes `body`, which captures loop-thread state, callable from the loop's `@Sendable`
     /// closures: it is boxed in a `LoopConfined`, which only the loop's thread opens. Checks
     /// that the caller is on the loop's thread (the state `body` captures is that thread's).

@@ -27,12 +27,12 @@ extension Loop {
     /// The number of thread-pool jobs this loop queued whose finish has not run yet. Loop thread only.
     package var threadPoolJobsInFlight: Int {
         preconditionOnLoopThread("threadPoolJobsInFlight")
-        return confined.value.threadPool.jobsInFlight
+        return engine.threadPool.jobsInFlight
     }
 
     /// The number of thread-pool slots this loop holds, free or in use. Loop thread only.
     var threadPoolSlotCount: Int {
         preconditionOnLoopThread("threadPoolSlotCount")
-        return confined.value.threadPool.slotCount
+        return engine.threadPool.slotCount
     }
 }

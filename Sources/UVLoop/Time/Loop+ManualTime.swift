@@ -3,18 +3,18 @@ extension Loop {
     /// The earliest pending timer's deadline. Loop thread only.
     package var earliestTimerDeadline: LoopInstant? {
         preconditionOnLoopThread("Loop.nextTimerDeadline")
-        return confined.value.timers.earliestDeadline.map(LoopInstant.init(nanoseconds:))
+        return engine.timers.earliestDeadline.map(LoopInstant.init(nanoseconds:))
     }
 
     /// How many timers are scheduled. Loop thread only.
     package var pendingTimerCount: Int {
         preconditionOnLoopThread("Loop.scheduledTimerCount")
-        return confined.value.timers.count
+        return engine.timers.count
     }
 
     /// Moves a manual clock forward to `instant` (never backward). Loop thread only.
     package func setManualTime(_ instant: LoopInstant) {
         preconditionOnLoopThread("Loop.advanceTime")
-        confined.value.setManualNow(instant.nanoseconds)
+        engine.setManualNow(instant.nanoseconds)
     }
 }

@@ -202,7 +202,7 @@ extension Loop {
 
     /// A pending timer that is not scheduled yet: `insert` schedules it, `abandon` gives it up.
     func makeTimer() -> LoopTimer {
-        LoopTimer(loop: self, id: isOnLoopThread ? confined.value.timers.allocate() : timerSlots.allocate())
+        LoopTimer(loop: self, id: isOnLoopThread ? engine.timers.allocate() : timerSlots.allocate())
     }
 
     /// Schedules a timer from `makeTimer()` to fire `delay` from now.
@@ -238,9 +238,8 @@ extension Loop {
             abandon(timer)
             throw lifecycle.refusal
         }
-        let state = confined.value
-        let now = state.now
-        state.schedule(timer.id, deadline: deadline.resolved(now: now), now: now, repetition: repetition, work: work)
+        let now = engine.now
+        engine.schedule(timer.id, deadline: deadline.resolved(now: now), now: now, repetition: repetition, work: work)
     }
 
     /// A deadline given on another thread: a delay counts from the call on the system clock, and
@@ -268,9 +267,9 @@ extension Loop {
         let deadline = resolvedAtCall(deadline)
         do {
             try enqueue(.run { [confined, deadline, id = timer.id] in
-                let state = confined.value
-                let now = state.now
-                state.schedule(id, deadline: deadline.resolved(now: now), now: now, repetition: repetition, work: work)
+                let engine = confined.value
+                let now = engine.now
+                engine.schedule(id, deadline: deadline.resolved(now: now), now: now, repetition: repetition, work: work)
             })
         } catch {
             abandon(timer)
@@ -283,7 +282,7 @@ extension Loop {
     func abandon(_ timer: LoopTimer) {
         _ = timerSlots.finish(timer.id, as: TimerSlots.cancelled)
         if isOnLoopThread {
-            confined.value.timers.abandon(timer.id)
+            engine.timers.abandon(timer.id)
         } else {
             timerSlots.free(TimerSlots.slot(timer.id))
         }
@@ -307,8 +306,8 @@ extension Loop {
             let deadline = resolvedAtCall(deadline)
             do {
                 try enqueue(.run { [confined, deadline, id = timer.id] in
-                    let state = confined.value
-                    _ = state.reschedule(id, deadline: deadline.resolved(now: state.now))
+                    let engine = confined.value
+                    _ = engine.reschedule(id, deadline: deadline.resolved(now: engine.now))
                 })
             } catch {
                 // The loop no longer accepts work: shutdown cancels every pending timer.
@@ -316,11 +315,10 @@ extension Loop {
             }
             return true
         }
-        let state = confined.value
-        return state.reschedule(timer.id, deadline: deadline.resolved(now: state.now))
+        return engine.reschedule(timer.id, deadline: deadline.resolved(now: engine.now))
     }
 
     func fireNow(_ timer: LoopTimer) -> Bool {
-        confined.value.fireNow(timer)
+        engine.fireNow(timer)
     }
 }

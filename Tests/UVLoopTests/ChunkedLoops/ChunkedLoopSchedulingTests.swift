@@ -86,7 +86,7 @@ final class ChunkedLoopSchedulingTests: XCTestCase {
         try loop.runUntilIdle()
         XCTAssertFalse(handle.isRunning)
         XCTAssertEqual(activeIdleHandles(loop), 0, "the loop sleeps in the kernel again")
-        XCTAssertFalse(loop.confined.value.hasReadyWork)
+        XCTAssertFalse(loop.engine.hasReadyWork)
         XCTAssertFalse(try loop.runOnce())
     }
 }

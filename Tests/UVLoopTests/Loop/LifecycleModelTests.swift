@@ -54,7 +54,7 @@ final class LifecycleModelTests: XCTestCase {
         let context = "seed \(seed) (\(attached ? "attached" : "owned")); replay with run(seed: \(seed), attached: \(attached))"
         for violation in model.violations() { XCTFail("\(violation); \(context)") }
         XCTAssertEqual(host.closeStatus, 0, "uv_loop_close after the ending; \(context)")
-        XCTAssertTrue(loop.confined.value.ioHandles.isEmpty, "every handle closed; \(context)")
+        XCTAssertTrue(loop.engine.ioHandles.isEmpty, "every handle closed; \(context)")
         for watch in model.watches { XCTAssertFalse(watch.isActive, "a watch outlived the loop; \(context)") }
         return model.counts
     }

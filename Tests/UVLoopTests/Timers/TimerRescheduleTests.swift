@@ -169,7 +169,7 @@ final class TimerRescheduleTests: XCTestCase {
             deadlines[index] = loop.now.nanoseconds + delay
             if round % 1_000 == 999 { try loop.advanceTime(by: .microseconds(1)) }
         }
-        let entries = loop.confined.value.timers.entryCount
+        let entries = loop.engine.timers.entryCount
         XCTAssertLessThanOrEqual(entries, 2 * 100 + 64, "stale entries are compacted")
         XCTAssertEqual(loop.scheduledTimerCount, 100)
         let order = (0..<100).sorted { deadlines[$0] < deadlines[$1] }

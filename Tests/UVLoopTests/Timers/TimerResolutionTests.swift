@@ -11,7 +11,7 @@ final class TimerResolutionTests: XCTestCase {
         // Two seconds and a half millisecond: far enough that a slow test machine still finds the
         // timer armed, with a fraction of a millisecond that rounding up would lose.
         let timer = try loop.schedule(after: .microseconds(2_000_500)) {}
-        let engine = loop.confined.value
+        let engine = loop.engine
         let fd = engine.wakeTimer.fd
         let remaining = shim_timerfd_remaining(fd)
         XCTAssertGreaterThan(remaining, 0, "armed")

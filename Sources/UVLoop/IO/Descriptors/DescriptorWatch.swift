@@ -178,7 +178,7 @@ final class DescriptorWatchCore: IOHandleCore<PollHandle> {
         self.handler = handler
         self.descriptor = watch.descriptor
         try super.init(loop: watch.loop)
-        let ioHandles = loop.confined.value.ioHandles
+        let ioHandles = loop.engine.ioHandles
         guard !ioHandles.watchedDescriptors.contains(descriptor) else { throw alreadyWatched }
         let opened: PollHandle
         do {
@@ -250,7 +250,7 @@ final class DescriptorWatchCore: IOHandleCore<PollHandle> {
     }
 
     override func didClose(reason: LoopError) {
-        loop.confined.value.ioHandles.watchedDescriptors.remove(descriptor)
+        loop.engine.ioHandles.watchedDescriptors.remove(descriptor)
         if let watch {
             _ = watch.end()
             // An error that ended the watch is its sequence's failure; a cancel or the loop's

@@ -108,7 +108,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     func streamDidRead(_ bytes: UnsafeRawBufferPointer) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
-        loop.confined.value.runIOCallback { handleDidRead(bytes) }
+        loop.engine.runIOCallback { handleDidRead(bytes) }
     }
 
     private func handleDidRead(_ bytes: UnsafeRawBufferPointer) {
@@ -134,7 +134,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     func streamReadDidEnd(_ status: Int32) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
-        loop.confined.value.runIOCallback { handleReadDidEnd(status) }
+        loop.engine.runIOCallback { handleReadDidEnd(status) }
     }
 
     private func handleReadDidEnd(_ status: Int32) {
@@ -234,7 +234,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     func streamWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
-        loop.confined.value.runIOCallback { handleWriteDidFinish(byteCount: byteCount, completion: completion, status: status) }
+        loop.engine.runIOCallback { handleWriteDidFinish(byteCount: byteCount, completion: completion, status: status) }
     }
 
     private func handleWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {

@@ -43,7 +43,7 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
     func streamConnectionIsReady(_ status: Int32) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
-        loop.confined.value.runIOCallback { handleConnectionIsReady(status) }
+        loop.engine.runIOCallback { handleConnectionIsReady(status) }
     }
 
     private func handleConnectionIsReady(_ status: Int32) {

@@ -61,24 +61,23 @@ extension Loop {
     ) throws(LoopError) -> WakeHandle {
         let make: @Sendable () throws(LoopError) -> WakeHandle = { [self] () throws(LoopError) in
             try lifecycle.admitWork()
-            let state = confined.value
             let finished = LoopConfined(false)
             let key = ObjectIdentifier(finished)
             var handle: WakeHandle?
-            let finishOnce = { [weak state] in
+            let finishOnce = { [weak engine] in
                 guard !finished.value, let wake = handle else { return }
                 finished.value = true
                 finish(wake)
                 handle = nil
-                state?.inboxes.remove(key)
+                engine?.inboxes.remove(key)
             }
-            let wake = try WakeHandle(loop: native) { [weak state] in
-                guard handle != nil, let state else { return }
-                state.inboxDelivered(key, deliver())
+            let wake = try WakeHandle(loop: native) { [weak engine] in
+                guard handle != nil, let engine else { return }
+                engine.inboxDelivered(key, deliver())
             }
             handle = wake
             if !native.isOwned { wake.unref() }
-            state.inboxes.add(key, InboxEntry(
+            engine.inboxes.add(key, InboxEntry(
                 settle: settle, close: finishOnce, hasWaiting: hasWaiting, waitingCount: waitingCount))
             return wake
         }
@@ -88,5 +87,5 @@ extension Loop {
 
     /// The loop's per-wake-up budget, which an inbox's consumer also follows.
     @usableFromInline
-    var postBudget: Int { confined.value.postBudget }
+    var postBudget: Int { engine.postBudget }
 }

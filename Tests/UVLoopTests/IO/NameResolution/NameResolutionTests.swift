@@ -53,7 +53,7 @@ final class NameResolutionTests: XCTestCase {
         XCTAssertFalse(lookup.isPending)
         XCTAssertEqual(released.value, 1, "cancel on the loop's thread releases the completion at once")
         // The thread pool may already run the lookup: it finishes, and its result is dropped.
-        loop.turn(until: { loop.confined.value.ioHandles.isEmpty })
+        loop.turn(until: { loop.engine.ioHandles.isEmpty })
         for _ in 0..<10 { try loop.runOnce() }
         XCTAssertFalse(ran)
         loop.shutdown()

@@ -18,7 +18,7 @@ final class StreamFaultTests: XCTestCase {
         loop.turn(until: { result != nil })
         guard case .failure(let error) = result else { return XCTFail("\(String(describing: result))") }
         XCTAssertEqual(error, .libuv(function: "connect", code: UV_ECONNREFUSED.rawValue))
-        XCTAssertTrue(loop.confined.value.ioHandles.isEmpty, "the failed connect's handle is closed")
+        XCTAssertTrue(loop.engine.ioHandles.isEmpty, "the failed connect's handle is closed")
         loop.shutdown()
     }
 
@@ -152,10 +152,10 @@ final class StreamFaultTests: XCTestCase {
         }
         loop.turn(until: { clients.count + failures.count == 1_000 && serverEnds.count == clients.count })
         XCTAssertEqual(failures, [])
-        XCTAssertEqual(loop.confined.value.ioHandles.count, 2_001)
+        XCTAssertEqual(loop.engine.ioHandles.count, 2_001)
         for client in clients { client.close() }
         loop.turn(until: { closedByPeer == 1_000 })
-        XCTAssertEqual(loop.confined.value.ioHandles.count, 1, "only the listener is left")
+        XCTAssertEqual(loop.engine.ioHandles.count, 1, "only the listener is left")
         listener.close()
         loop.shutdown()
     }
