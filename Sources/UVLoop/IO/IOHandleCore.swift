@@ -18,8 +18,9 @@ protocol NativeIOHandle {
 /// - It closes exactly once (`close(reason:)`): by its user, by an error that ends it, or by the
 ///   loop's ending; `closeReason` says which, and the kind's `didClose(reason:)` runs then. A
 ///   close by the loop's ending calls no user code synchronously (it may post, or resume a task).
-/// - Its memory is freed only after libuv's close callback (the native handle's rule): touch
-///   `handle` only while the core is open.
+/// - Its memory is freed only after libuv's close callback (the native handle's rule), and the
+///   core lets go of `handle` when it closes: touch `handle` only while the core is open. (A
+///   request's glue holds its completion, which may hold the core: letting go breaks that cycle.)
 /// - libuv's callbacks run as the loop's own (`asLoopCallback`): a detach or shutdown asked for
 ///   inside one finishes when it returns, and work it queued gets the idle handle it needs.
 ///
@@ -41,10 +42,12 @@ class IOHandleCore<Native: NativeIOHandle> {
         self.loop = loop
     }
 
-    /// The libuv handle, from `open(_:keepsOwnerLoopAlive:)` on. Only while open: libuv frees it
-    /// after closing.
+    /// The libuv handle, from `open(_:keepsOwnerLoopAlive:)` until the core closes: libuv frees
+    /// it after closing.
     final var handle: Native {
-        guard let native else { preconditionFailure("UVLoop internal error: an I/O handle used before it was opened") }
+        guard let native else {
+            preconditionFailure("UVLoop internal error: an I/O handle used before it was opened or after it closed")
+        }
         return native
     }
 
@@ -68,6 +71,7 @@ class IOHandleCore<Native: NativeIOHandle> {
         closeReason = reason
         loop.engine.ioHandles.unregister(ObjectIdentifier(self))
         if let native { closeNative(native) }
+        native = nil
         didClose(reason: reason)
         return true
     }
@@ -78,6 +82,7 @@ class IOHandleCore<Native: NativeIOHandle> {
         guard closeReason == nil else { return }
         closeReason = .streamClosed
         loop.engine.ioHandles.unregister(ObjectIdentifier(self))
+        native = nil
     }
 
     /// How the libuv handle closes; a kind overrides it for another way (a stream's reset).

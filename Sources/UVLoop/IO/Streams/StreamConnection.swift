@@ -129,10 +129,10 @@ public final class StreamConnection: Sendable {
 
     private func tcpCore(_ operation: String) throws(LoopError) -> StreamConnectionCore {
         let core = core("StreamConnection.\(operation)")
+        if let reason = core.closeReason { throw reason }
         guard core.handle.kind == .tcp else {
             throw .invalidArgument("\(operation) applies to TCP connections, not Unix-domain sockets")
         }
-        if let reason = core.closeReason { throw reason }
         return core
     }
 }

@@ -40,6 +40,21 @@ final class NameResolutionTests: XCTestCase {
         loop.shutdown()
     }
 
+    /// A finished lookup keeps nothing alive: its core lets go of libuv's request, whose
+    /// completion holds the core, so the loop is freed once released.
+    func testAFinishedLookupLeavesNothingAlive() throws {
+        weak var released: Loop?
+        try {
+            let loop = try Loop()
+            released = loop
+            var done = false
+            try loop.resolve(host: "127.0.0.1", port: 80) { _ in done = true }
+            loop.turn(until: { done })
+            loop.shutdown()
+        }()
+        XCTAssertNil(released, "the loop was freed")
+    }
+
     func testCancelPreventsTheCompletionAndReleasesIt() throws {
         let loop = try Loop()
         let released = Counter()
