@@ -9,8 +9,8 @@ import UVTestSupport
 /// Which `uv_loop_t`s UVLoop is attached on, whichever side attached them, and one queue per loop
 /// for all of C's handles on it.
 final class AttachRegistryTests: XCTestCase {
-    /// Before: the C side's registry kept the address when Swift detached, and refused any later
-    /// uv_loop_t at that address with UVLOOP_EALREADY.
+    /// A loop detached from Swift leaves no trace in the C side's registry: a new `uv_loop_t` at
+    /// the same address can be attached from C.
     func testALoopDetachedFromSwiftCanBeAttachedAgain() throws {
         let uv = makeCLoop()
         defer { uv.deallocate() }
@@ -28,8 +28,8 @@ final class AttachRegistryTests: XCTestCase {
         XCTAssertEqual(uv_loop_close(uv), 0)
     }
 
-    /// Before: a loop attached in Swift was unknown to uvloop_attach, which added a second set of
-    /// handles.
+    /// A loop attached in Swift is known to `uvloop_attach`, and the other way round: attaching
+    /// twice is refused on both sides instead of adding a second set of handles.
     func testAttachingTwiceIsRefusedOnBothSides() throws {
         let uv = makeCLoop()
         defer { uv.deallocate() }

@@ -23,6 +23,8 @@ protocol NativeIOHandle {
 ///   request's glue holds its completion, which may hold the core: letting go breaks that cycle.)
 /// - libuv's callbacks run as the loop's own (`asLoopCallback`): a detach or shutdown asked for
 ///   inside one finishes when it returns, and work it queued gets the idle handle it needs.
+/// - What an async face hands to a waiting task goes through `LoopContinuation`, which tells
+///   ThreadSanitizer about the hand-off (the concurrency runtime's own atomics are invisible to it).
 ///
 /// A kind subclasses it with its own state and verbs: `SignalWatchCore`, `DescriptorWatchCore`,
 /// `StreamConnectionCore`, `StreamListenerCore`, `NameLookupCore`. See "Adding a handle kind" in
