@@ -229,7 +229,7 @@ enum UVLoopSide {
         }
     }
 
-    // MARK: Features that other issues bring (chunked loops, operations, the loop executor).
+    // MARK: Chunked loops, operations, the loop executor.
 
     /// chunked_overhead: a chunked loop over `n` items of `cp_body`, 2 ms budget; ns per item, from
     /// the start call to the completion.

@@ -9,10 +9,11 @@ import CMallocCount
 import Glibc
 #endif
 
-// MARK: - Targets from the issues, checked against this run's ratios.
+// MARK: - Targets, by area, checked against this run's ratios.
 
 struct Target: Sendable {
-    let issue: Int
+    /// What the target is about (posting, timers, TCP, ...), for the report.
+    let area: String
     let workload: String
     let text: String
     /// The UVLoop row the target judges ("uvloop", or e.g. "uvloop_async").
@@ -31,33 +32,33 @@ func allocs(_ rs: [BenchResult], _ w: String, _ n: Int, _ impl: String) -> Doubl
 
 /// peer / impl >= factor (impl: a UVLoop row, "uvloop" unless given). nil while either row is
 /// pending or failed.
-func faster(_ issue: Int, _ w: String, _ n: Int, _ peer: String, _ factor: Double, _ text: String,
+func faster(_ area: String, _ w: String, _ n: Int, _ peer: String, _ factor: Double, _ text: String,
             impl: String = "uvloop") -> Target {
-    Target(issue: issue, workload: w, text: text, impl: impl) { rs in
+    Target(area: area, workload: w, text: text, impl: impl) { rs in
         guard let u = value(rs, w, n, impl), let p = value(rs, w, n, peer), u > 0 else { return nil }
         return (p / u >= factor, "\(peer)/\(impl) = \(fixed(p / u, 2))x")
     }
 }
 
 /// impl / peer <= factor (impl: a UVLoop row, "uvloop" unless given).
-func within(_ issue: Int, _ w: String, _ n: Int, _ peer: String, _ factor: Double, _ text: String,
+func within(_ area: String, _ w: String, _ n: Int, _ peer: String, _ factor: Double, _ text: String,
             impl: String = "uvloop") -> Target {
-    Target(issue: issue, workload: w, text: text, impl: impl) { rs in
+    Target(area: area, workload: w, text: text, impl: impl) { rs in
         guard let u = value(rs, w, n, impl), let p = value(rs, w, n, peer), p > 0 else { return nil }
         return (u / p <= factor, "\(impl)/\(peer) = \(fixed(u / p, 2))x")
     }
 }
 
-func allocsAtMost(_ issue: Int, _ w: String, _ n: Int, _ limit: Double, _ text: String,
+func allocsAtMost(_ area: String, _ w: String, _ n: Int, _ limit: Double, _ text: String,
                   impl: String = "uvloop") -> Target {
-    Target(issue: issue, workload: w, text: text, impl: impl) { rs in
+    Target(area: area, workload: w, text: text, impl: impl) { rs in
         guard let a = allocs(rs, w, n, impl) else { return nil }
         return (a <= limit + 0.005, "\(impl) allocs/op = \(fixed(a, 2))")
     }
 }
 
-func valueAtMost(_ issue: Int, _ w: String, _ n: Int, _ limit: Double, _ unit: String, _ text: String) -> Target {
-    Target(issue: issue, workload: w, text: text) { rs in
+func valueAtMost(_ area: String, _ w: String, _ n: Int, _ limit: Double, _ unit: String, _ text: String) -> Target {
+    Target(area: area, workload: w, text: text) { rs in
         guard let u = value(rs, w, n, "uvloop") else { return nil }
         return (u <= limit, "uvloop = \(format(u)) \(unit)")
     }
@@ -69,63 +70,63 @@ let hopN = standard.hopN, timerMemoryN = standard.timerMemoryN
 let pingPongN = standard.pingPongN, echoN = standard.echoN, groupUnits = standard.groupUnitsPerLoop
 
 let targets: [Target] = [
-    faster(2, "post_cross_thread", postN, "nio", 2, "post 1M closures from another thread >= 2x faster than NIO execute"),
-    faster(2, "post_cross_thread", postN, "dispatch", 2, "... and >= 2x faster than DispatchQueue.async"),
-    within(2, "post_cross_thread", postN, "libuv_c", 2, "... and within 2x of raw C (mutex queue, malloc per post)"),
-    allocsAtMost(2, "post_cross_thread", postN, 1, "... at most 1 allocation per post"),
-    faster(2, "post_on_loop", postN, "nio", 4, "post from the loop thread >= 4x faster than NIO execute on the loop"),
-    allocsAtMost(2, "post_on_loop", postN, 1, "... at most 1 allocation per post"),
-    allocsAtMost(2, "post_next_iteration", postN, 1, "post for the next iteration: at most 1 allocation per post"),
-    allocsAtMost(2, "post_cross_thread_noalloc", postN, 0, "zero-allocation path: 0 allocations per post"),
-    within(2, "post_cross_thread_noalloc", postN, "libuv_c_lockfree", 1.5, "... within 1.5x of the C lock-free handoff"),
-    faster(2, "post_cross_thread_noalloc", postN, "nio", 10, "... >= 10x faster than NIO execute"),
-    within(20, "c_post_cross_thread", postN, "libuv_c_lockfree", 1.5, "uvloop_post from a C thread within 1.5x of the C lock-free handoff"),
-    allocsAtMost(20, "c_post_cross_thread", postN, 0, "... 0 allocations per uvloop_post"),
-    Target(issue: 20, workload: "c_timer_start_cancel", text: "uvloop_timer_start+cancel: same cost at 1,000 and 1,000,000 pending (within 1.5x)") { rs in
+    faster("posting", "post_cross_thread", postN, "nio", 2, "post 1M closures from another thread >= 2x faster than NIO execute"),
+    faster("posting", "post_cross_thread", postN, "dispatch", 2, "... and >= 2x faster than DispatchQueue.async"),
+    within("posting", "post_cross_thread", postN, "libuv_c", 2, "... and within 2x of raw C (mutex queue, malloc per post)"),
+    allocsAtMost("posting", "post_cross_thread", postN, 1, "... at most 1 allocation per post"),
+    faster("posting", "post_on_loop", postN, "nio", 4, "post from the loop thread >= 4x faster than NIO execute on the loop"),
+    allocsAtMost("posting", "post_on_loop", postN, 1, "... at most 1 allocation per post"),
+    allocsAtMost("posting", "post_next_iteration", postN, 1, "post for the next iteration: at most 1 allocation per post"),
+    allocsAtMost("posting", "post_cross_thread_noalloc", postN, 0, "zero-allocation path: 0 allocations per post"),
+    within("posting", "post_cross_thread_noalloc", postN, "libuv_c_lockfree", 1.5, "... within 1.5x of the C lock-free handoff"),
+    faster("posting", "post_cross_thread_noalloc", postN, "nio", 10, "... >= 10x faster than NIO execute"),
+    within("C API", "c_post_cross_thread", postN, "libuv_c_lockfree", 1.5, "uvloop_post from a C thread within 1.5x of the C lock-free handoff"),
+    allocsAtMost("C API", "c_post_cross_thread", postN, 0, "... 0 allocations per uvloop_post"),
+    Target(area: "C API", workload: "c_timer_start_cancel", text: "uvloop_timer_start+cancel: same cost at 1,000 and 1,000,000 pending (within 1.5x)") { rs in
         guard let a = value(rs, "c_timer_start_cancel", 1_000, "uvloop"), let b = value(rs, "c_timer_start_cancel", 1_000_000, "uvloop"),
               a > 0 else { return nil }
         return (b / a <= 1.5, "uvloop 1M/1k = \(fixed(b / a, 2))x")
     },
-    valueAtMost(2, "idle_cpu", 1, 1_000_000, "cpu ns/s", "an idle loop uses no CPU (< 1 ms of CPU per second, whole process)"),
-    Target(issue: 3, workload: "timer_cancel", text: "schedule+cancel: same cost at 1,000 and 1,000,000 pending (within 1.5x)") { rs in
+    valueAtMost("posting", "idle_cpu", 1, 1_000_000, "cpu ns/s", "an idle loop uses no CPU (< 1 ms of CPU per second, whole process)"),
+    Target(area: "timers", workload: "timer_cancel", text: "schedule+cancel: same cost at 1,000 and 1,000,000 pending (within 1.5x)") { rs in
         guard let a = value(rs, "timer_cancel", 1_000, "uvloop"), let b = value(rs, "timer_cancel", 1_000_000, "uvloop"),
               a > 0 else { return nil }
         return (b / a <= 1.5, "uvloop 1M/1k = \(fixed(b / a, 2))x")
     },
-    faster(3, "timer_cancel", 1_000_000, "libuv_c", 5, "schedule+cancel at 1M pending >= 5x faster than uv_timer_start/stop"),
-    faster(3, "timer_cancel", 100_000, "nio", 100, "schedule+cancel at 100k pending >= 100x faster than NIO"),
-    faster(3, "timer_fire", 1_000_000, "libuv_c", 3, "schedule+fire 1M over 10 ms >= 3x faster than raw libuv timers"),
-    faster(3, "timer_fire", 1_000_000, "nio", 5, "schedule+fire 1M over 10 ms >= 5x faster than NIO"),
-    allocsAtMost(3, "timer_cancel", 1_000_000, 2, "at most 2 allocations per timer (schedule+cancel)"),
-    allocsAtMost(3, "timer_fire", 1_000_000, 2, "at most 2 allocations per timer (schedule+fire)"),
-    valueAtMost(3, "timer_memory", timerMemoryN, 100, "bytes", "at most 100 bytes per pending timer"),
-    within(4, "chunked_overhead", chunkedN, "plain_loop", 1.2, "chunked loop over 10M items <= 1.2x a plain for loop"),
-    valueAtMost(4, "chunked_timer_lateness", chunkedN, 3_000_000, "ns", "timer every 5 ms during a 2 ms-budget chunked loop: p99 lateness <= 3 ms"),
-    faster(19, "timer_lateness_idle_p50", standard.latenessTicks, "nio", 1, "10 ms timer, idle loop: p50 lateness no worse than NIO's"),
-    faster(19, "timer_lateness_idle_p99", standard.latenessTicks, "nio", 1, "... p99 no worse than NIO's"),
-    faster(19, "timer_lateness_loaded_p50", standard.latenessTicks, "nio", 1, "10 ms timer, 4 threads posting: p50 lateness no worse than NIO's"),
-    faster(19, "timer_lateness_loaded_p99", standard.latenessTicks, "nio", 1, "... p99 no worse than NIO's"),
-    faster(5, "operations", operationsN, "nio", 2, "100k block operations: >= 2x the throughput of NIOThreadPool + futures"),
-    faster(5, "operations", operationsN, "dispatch", 2, "... and of DispatchQueue.global + DispatchGroup"),
-    faster(7, "actor_hop", hopN, "nio", 2, "actor hop onto the loop and back >= 2x faster than on NIO's executor"),
-    faster(7, "actor_hop_busy_poll", hopN, "nio", 2, "... with the loop's opt-in busy polling (200 us)"),
+    faster("timers", "timer_cancel", 1_000_000, "libuv_c", 5, "schedule+cancel at 1M pending >= 5x faster than uv_timer_start/stop"),
+    faster("timers", "timer_cancel", 100_000, "nio", 100, "schedule+cancel at 100k pending >= 100x faster than NIO"),
+    faster("timers", "timer_fire", 1_000_000, "libuv_c", 3, "schedule+fire 1M over 10 ms >= 3x faster than raw libuv timers"),
+    faster("timers", "timer_fire", 1_000_000, "nio", 5, "schedule+fire 1M over 10 ms >= 5x faster than NIO"),
+    allocsAtMost("timers", "timer_cancel", 1_000_000, 2, "at most 2 allocations per timer (schedule+cancel)"),
+    allocsAtMost("timers", "timer_fire", 1_000_000, 2, "at most 2 allocations per timer (schedule+fire)"),
+    valueAtMost("timers", "timer_memory", timerMemoryN, 100, "bytes", "at most 100 bytes per pending timer"),
+    within("chunked loops", "chunked_overhead", chunkedN, "plain_loop", 1.2, "chunked loop over 10M items <= 1.2x a plain for loop"),
+    valueAtMost("chunked loops", "chunked_timer_lateness", chunkedN, 3_000_000, "ns", "timer every 5 ms during a 2 ms-budget chunked loop: p99 lateness <= 3 ms"),
+    faster("timer lateness", "timer_lateness_idle_p50", standard.latenessTicks, "nio", 1, "10 ms timer, idle loop: p50 lateness no worse than NIO's"),
+    faster("timer lateness", "timer_lateness_idle_p99", standard.latenessTicks, "nio", 1, "... p99 no worse than NIO's"),
+    faster("timer lateness", "timer_lateness_loaded_p50", standard.latenessTicks, "nio", 1, "10 ms timer, 4 threads posting: p50 lateness no worse than NIO's"),
+    faster("timer lateness", "timer_lateness_loaded_p99", standard.latenessTicks, "nio", 1, "... p99 no worse than NIO's"),
+    faster("operations", "operations", operationsN, "nio", 2, "100k block operations: >= 2x the throughput of NIOThreadPool + futures"),
+    faster("operations", "operations", operationsN, "dispatch", 2, "... and of DispatchQueue.global + DispatchGroup"),
+    faster("actors", "actor_hop", hopN, "nio", 2, "actor hop onto the loop and back >= 2x faster than on NIO's executor"),
+    faster("actors", "actor_hop_busy_poll", hopN, "nio", 2, "... with the loop's opt-in busy polling (200 us)"),
     // "uvloop >= 0.8x libuv_c": libuv_c/uvloop >= 0.8, i.e. UVLoop at most 1.25x the raw C time.
-    faster(21, "tcp_ping_pong", pingPongN, "libuv_c", 0.8, "TCP ping-pong (64 B, one connection): >= 0.8x raw C libuv's speed"),
-    faster(21, "tcp_ping_pong", pingPongN, "nio", 1.5, "... and >= 1.5x faster than NIO channel handlers"),
-    allocsAtMost(21, "tcp_ping_pong", pingPongN, 1, "... at most 1 allocation per round trip (client and server)"),
-    faster(21, "tcp_echo_throughput", echoN, "libuv_c", 0.8, "TCP echo (10 connections, 1 KiB): >= 0.8x raw C libuv's speed"),
-    faster(21, "tcp_echo_throughput", echoN, "nio", 1.5, "... and >= 1.5x faster than NIO channel handlers"),
-    faster(21, "tcp_echo_throughput", echoN, "nio_async", 1, "... async face no slower than NIOAsyncChannel",
+    faster("TCP", "tcp_ping_pong", pingPongN, "libuv_c", 0.8, "TCP ping-pong (64 B, one connection): >= 0.8x raw C libuv's speed"),
+    faster("TCP", "tcp_ping_pong", pingPongN, "nio", 1.5, "... and >= 1.5x faster than NIO channel handlers"),
+    allocsAtMost("TCP", "tcp_ping_pong", pingPongN, 1, "... at most 1 allocation per round trip (client and server)"),
+    faster("TCP", "tcp_echo_throughput", echoN, "libuv_c", 0.8, "TCP echo (10 connections, 1 KiB): >= 0.8x raw C libuv's speed"),
+    faster("TCP", "tcp_echo_throughput", echoN, "nio", 1.5, "... and >= 1.5x faster than NIO channel handlers"),
+    faster("TCP", "tcp_echo_throughput", echoN, "nio_async", 1, "... async face no slower than NIOAsyncChannel",
            impl: "uvloop_async"),
-    allocsAtMost(21, "tcp_echo_throughput", echoN, 1, "... at most 1 allocation per echoed message (client and server)"),
+    allocsAtMost("TCP", "tcp_echo_throughput", echoN, 1, "... at most 1 allocation per echoed message (client and server)"),
     // Throughput per unit of time = 1 / (ns per unit): 2 loops' rate / 1 loop's = 1loop / 2loops.
-    faster(22, "group_scaling", groupUnits, "uvloop_1loop", 1.7,
+    faster("loop groups", "group_scaling", groupUnits, "uvloop_1loop", 1.7,
            "loop-local timers on a LoopGroup of 2 loops: >= 1.7x the work per unit time of 1 loop",
            impl: "uvloop_2loops"),
 ]
 
 func printTargets(_ rs: [BenchResult]) {
-    print("\nTargets (issue: target -> measured in this run)")
+    print("\nTargets (area: target -> measured in this run)")
     for t in targets where rs.contains(where: { $0.workload == t.workload }) {
         let verdict: String
         if let (ok, figure) = t.check(rs) {
@@ -135,7 +136,7 @@ func printTargets(_ rs: [BenchResult]) {
         } else {
             verdict = "pending / not measured"
         }
-        print("  #\(t.issue) \(t.text)\n        \(verdict)")
+        print("  [\(t.area)] \(t.text)\n        \(verdict)")
     }
 }
 
