@@ -69,13 +69,13 @@ final class ChunkedLoopRun {
     }
 
     /// Runs one chunk, then reports progress (or the end). Returns whether chunks remain.
-    func step(_ state: LoopEngine) -> Bool {
+    func step(_ engine: LoopEngine) -> Bool {
         guard !hasEnded else { return false }
         if handle.isCancelRequested {
             end(.cancelled)
             return false
         }
-        switch runChunk(state) {
+        switch runChunk(engine) {
         case .budgetUsed:
             progress?(ChunkedLoopProgress(processed: processed, total: total))
         case .finished:
@@ -125,7 +125,7 @@ final class ChunkedLoopRun {
         handle.deliver(report)
     }
 
-    private func runChunk(_ state: LoopEngine) -> ChunkEnd {
+    private func runChunk(_ engine: LoopEngine) -> ChunkEnd {
         guard let body else { return .finished }
         let cancel = handle
         let base = lowerBound
@@ -141,7 +141,7 @@ final class ChunkedLoopRun {
                 offset += 1
             }
         case .nanoseconds(let budget):
-            var lastCheck = state.now
+            var lastCheck = engine.now
             let deadline = lastCheck.addingClamped(budget)
             while offset < end {
                 let strideEnd = end - offset <= stride ? end : offset + stride
@@ -150,12 +150,12 @@ final class ChunkedLoopRun {
                     do { try body(base &+ offset) } catch { return .failed(error) }
                     offset += 1
                 }
-                let now = state.now
+                let now = engine.now
                 adaptStride(elapsed: now >= lastCheck ? now - lastCheck : 0)
                 lastCheck = now
                 if now >= deadline { break }
                 // A timer came due: end the chunk so that it fires now rather than after the budget.
-                if state.timers.hasDue(at: now) { break }
+                if engine.hasDueTimers(at: now) { break }
             }
         }
         return offset == end ? .finished : .budgetUsed

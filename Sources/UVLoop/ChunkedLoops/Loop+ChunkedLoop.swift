@@ -6,7 +6,7 @@ extension Loop {
     /// Callable from any thread; returns at once with a handle to cancel or await it.
     ///
     /// ## Order
-    /// 1. `progress` reports the initial engine (0 of `count`), in the loop's next idle phase;
+    /// 1. `progress` reports the initial state (0 of `count`), in the loop's next idle phase;
     /// 2. in each later loop iteration, one chunk of `body` calls runs (in index order, bounded by
     ///    `budget`), then `progress` reports how far it got;
     /// 3. `completion` runs once at the end, after the last `progress`.
@@ -29,7 +29,7 @@ extension Loop {
     ///   - budget: what bounds one chunk: ``ChunkBudget/time(_:)`` on the loop's clock (default
     ///     2 ms) or ``ChunkBudget/items(_:)``. See ``ChunkBudget``.
     ///   - body: called with each index, in order.
-    ///   - progress: called first with the initial engine, then after each chunk.
+    ///   - progress: called first with the initial state, then after each chunk.
     ///   - completion: called once, last.
     /// - Returns: the handle that cancels or awaits the chunked loop.
     /// - Throws: ``LoopError/invalidArgument(_:)`` for a negative count or an empty budget;
@@ -58,7 +58,7 @@ extension Loop {
     ///   - range: the integers to call `body` with.
     ///   - budget: what bounds one chunk; see ``ChunkBudget``.
     ///   - body: called with each integer, in order.
-    ///   - progress: called first with the initial engine, then after each chunk.
+    ///   - progress: called first with the initial state, then after each chunk.
     ///   - completion: called once, last.
     /// - Returns: the handle that cancels or awaits the chunked loop.
     /// - Throws: ``LoopError/invalidArgument(_:)`` for an empty budget or a range of more than
@@ -91,7 +91,7 @@ extension Loop {
     ///   - collection: the elements to call `body` with; read on the loop's thread.
     ///   - budget: what bounds one chunk; see ``ChunkBudget``.
     ///   - body: called with each element, in order.
-    ///   - progress: called first with the initial engine, then after each chunk.
+    ///   - progress: called first with the initial state, then after each chunk.
     ///   - completion: called once, last.
     /// - Returns: the handle that cancels or awaits the chunked loop.
     /// - Throws: ``LoopError/invalidArgument(_:)`` for an empty budget; ``LoopError/shutDown`` (or
@@ -121,7 +121,7 @@ extension Loop {
     ///   - collection: the elements to call `body` with; read on the loop's thread.
     ///   - budget: what bounds one chunk; see ``ChunkBudget``.
     ///   - body: called with each element, in order.
-    ///   - progress: called first with the initial engine, then after each chunk.
+    ///   - progress: called first with the initial state, then after each chunk.
     ///   - completion: called once, last.
     /// - Returns: the handle that cancels or awaits the chunked loop.
     /// - Throws: ``LoopError/invalidArgument(_:)`` for an empty budget; ``LoopError/shutDown`` (or

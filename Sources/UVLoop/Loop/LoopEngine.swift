@@ -289,7 +289,7 @@ final class LoopEngine {
 
     /// Whether something could run now without waiting for I/O or time.
     var hasReadyWork: Bool {
-        hasQueuedWork || drainRequested || timersDue || timers.hasDue(at: now)
+        hasQueuedWork || drainRequested || timersDue || hasDueTimers(at: now)
             || inboxes.hasWaiting
     }
 }

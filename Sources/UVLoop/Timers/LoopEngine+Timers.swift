@@ -155,6 +155,10 @@ extension LoopEngine {
         armedDeadline = deadline
     }
 
+    /// Whether a timer is due at `now` (a chunked loop ends its chunk early for one).
+    @inline(__always)
+    func hasDueTimers(at now: UInt64) -> Bool { timers.hasDue(at: now) }
+
     /// Cancels every pending timer: what the loop's shutdown and detach need. A sleeping task
     /// throws `reason`, a tick sequence ends, a closure is released without running.
     func cancelAllTimers(reason: LoopError) {
