@@ -13,18 +13,18 @@ public struct DescriptorReadiness: AsyncSequence, Sendable {
     /// ``DescriptorWatch/cancel()`` ends the sequence, from any thread.
     public var watch: DescriptorWatch { owner.watch }
 
-    let owner: DescriptorWatchOwner
+    let owner: WatchOwner<DescriptorWatch>
     let channel: IOEventChannel<DescriptorEvents>
 
     init(watch: DescriptorWatch, channel: IOEventChannel<DescriptorEvents>) {
-        self.owner = DescriptorWatchOwner(watch)
+        self.owner = WatchOwner<DescriptorWatch>(watch)
         self.channel = channel
     }
 
     /// The iterator; dropping it (leaving `for try await`) cancels the watch. A second
     /// iteration finds the sequence ended once the first has ended.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(sequence: owner, owner: DescriptorWatchOwner(owner.watch), channel: channel)
+        Iterator(sequence: owner, owner: WatchOwner<DescriptorWatch>(owner.watch), channel: channel)
     }
 
     /// One consumer's view of the readiness. Not `Sendable`: one task iterates it.
@@ -35,9 +35,9 @@ public struct DescriptorReadiness: AsyncSequence, Sendable {
         public typealias Failure = LoopError
 
         /// The sequence's owner: iterating a sequence that was not kept does not cancel the watch.
-        let sequence: DescriptorWatchOwner
+        let sequence: WatchOwner<DescriptorWatch>
         /// This iteration's owner: dropping the iterator cancels the watch.
-        let owner: DescriptorWatchOwner
+        let owner: WatchOwner<DescriptorWatch>
         let channel: IOEventChannel<DescriptorEvents>
 
         /// The next events ready, or `nil` once the watch has ended (cancelled, the loop shut down
@@ -64,16 +64,3 @@ public struct DescriptorReadiness: AsyncSequence, Sendable {
 
 @available(*, unavailable)
 extension DescriptorReadiness.Iterator: Sendable {}
-
-/// Cancels its watch when released: a sequence dropped unused, or an iteration that ended.
-final class DescriptorWatchOwner: Sendable {
-    let watch: DescriptorWatch
-
-    init(_ watch: DescriptorWatch) {
-        self.watch = watch
-    }
-
-    deinit {
-        watch.cancel()
-    }
-}

@@ -13,18 +13,18 @@ public struct SignalDeliveries: AsyncSequence, Sendable {
     /// The watch behind the sequence: ``SignalWatch/cancel()`` ends the sequence from any thread.
     public var watch: SignalWatch { owner.watch }
 
-    let owner: SignalWatchOwner
+    let owner: WatchOwner<SignalWatch>
     let channel: IOEventChannel<Signal>
 
     init(watch: SignalWatch, channel: IOEventChannel<Signal>) {
-        self.owner = SignalWatchOwner(watch)
+        self.owner = WatchOwner<SignalWatch>(watch)
         self.channel = channel
     }
 
     /// The iterator; dropping it (leaving `for await`) cancels the watch. A second iteration
     /// finds the sequence ended once the first has ended.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(sequence: owner, owner: SignalWatchOwner(owner.watch), channel: channel)
+        Iterator(sequence: owner, owner: WatchOwner<SignalWatch>(owner.watch), channel: channel)
     }
 
     /// One consumer's view of the deliveries. Not `Sendable`: one task iterates it.
@@ -35,9 +35,9 @@ public struct SignalDeliveries: AsyncSequence, Sendable {
         public typealias Failure = Never
 
         /// The sequence's owner: iterating a sequence that was not kept does not cancel the watch.
-        let sequence: SignalWatchOwner
+        let sequence: WatchOwner<SignalWatch>
         /// This iteration's owner: dropping the iterator cancels the watch.
-        let owner: SignalWatchOwner
+        let owner: WatchOwner<SignalWatch>
         let channel: IOEventChannel<Signal>
 
         /// The next delivery, or `nil` once the watch has ended (cancelled, the loop shut down or
@@ -60,16 +60,3 @@ public struct SignalDeliveries: AsyncSequence, Sendable {
 
 @available(*, unavailable)
 extension SignalDeliveries.Iterator: Sendable {}
-
-/// Cancels its watch when released: a sequence dropped unused, or an iteration that ended.
-final class SignalWatchOwner: Sendable {
-    let watch: SignalWatch
-
-    init(_ watch: SignalWatch) {
-        self.watch = watch
-    }
-
-    deinit {
-        watch.cancel()
-    }
-}
