@@ -18,6 +18,7 @@ extension LoopError {
         case .streamClosed: return Int32(UV_EBADF.rawValue)
         case .writesShutDown: return Int32(UV_EPIPE.rawValue)
         case .cancelled: return Int32(UV_ECANCELED.rawValue)
+        case .outputLimitExceeded: return Int32(UV_ENOBUFS.rawValue)
         case .invalidArgument, .mainLoopAlreadyChosen:
             return UVLOOP_EINVAL
         }

@@ -35,21 +35,30 @@ struct LibUVHandle<Handle> {
     /// Allocates `byteCount` zeroed bytes (the size of `Handle` unless the handle is one of
     /// several kinds seen as a common prefix, as `uv_stream_t` is), initializes them with
     /// `initialize`, and keeps `context` (retained) in the handle's `data` field until the close
-    /// callback, which tells it (`HandleContext.handleDidClose`) and releases it.
+    /// callback, which tells it (`HandleContext.handleDidClose`) and releases it. `closesOnFailure`:
+    /// `initialize` leaves the handle initialized when it fails (`uv_spawn`), so the memory is
+    /// freed by a close instead of at once.
     init(
         _ name: String, byteCount: Int = MemoryLayout<Handle>.size, alignment: Int = MemoryLayout<Handle>.alignment,
-        initialize: (UnsafeMutablePointer<Handle>) -> Int32, context: HandleContext
+        closesOnFailure: Bool = false, initialize: (UnsafeMutablePointer<Handle>) -> Int32, context: HandleContext
     ) throws(LoopError) {
         let raw = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: alignment)
         raw.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
         let pointer = raw.bindMemory(to: Handle.self, capacity: 1)
+        OwnHandles.insert(raw)
         let status = initialize(pointer)
         guard status == 0 else {
-            raw.deallocate()
+            if closesOnFailure {
+                // The call initialized the handle before it failed (uv_spawn): libuv frees it
+                // only through a close, whose callback sees no context and frees the memory.
+                uv_close(UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: uv_handle_t.self), handleClosed)
+            } else {
+                OwnHandles.remove(raw)
+                raw.deallocate()
+            }
             throw LoopError.libuv(status, name)
         }
         self.pointer = pointer
-        OwnHandles.insert(raw)
         // Unmanaged: libuv carries the context as a `void *`; the close callback releases it.
         base.pointee.data = Unmanaged.passRetained(context).toOpaque()
     }

@@ -45,6 +45,9 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What the call waits on stays usable: the connection or listener is still open, and a
     /// write's bytes stay queued. A connect or name lookup in progress is abandoned.
     case cancelled
+    /// A child process wrote more than `limit` bytes to the output that
+    /// ``Loop/run(_:outputLimit:timeout:)`` collects; the child was killed.
+    case outputLimitExceeded(limit: Int)
 
     static func libuv(_ code: Int32, _ function: String) -> LoopError {
         .libuv(function: function, code: code)
@@ -77,6 +80,8 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the connection's writing side was shut down (shutdownWrites) and accepts no more writes; write everything before shutting down writes"
         case .cancelled:
             return "the waiting task was cancelled, so the call returned without its result; the connection or listener stays open (a write's bytes stay queued), and a new call may wait again"
+        case .outputLimitExceeded(let limit):
+            return "the child process wrote more than \(limit) bytes of output and was killed; raise outputLimit, or read its output as a stream (Loop.spawn with .pipe)"
         case .libuv(let function, let code):
             return "\(function) failed: \(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))"
         }

@@ -25,6 +25,9 @@ public struct Signal: Hashable, Sendable, CustomStringConvertible {
     public static let quit = Signal(SIGQUIT)
     /// `SIGTERM`: the polite request to end, which `kill`, systemd and container runtimes send first.
     public static let terminate = Signal(SIGTERM)
+    /// `SIGKILL`: ends a process at once. For sending (``ChildProcess/kill(_:)``): it cannot be
+    /// caught, so it cannot be watched.
+    public static let kill = Signal(SIGKILL)
     /// `SIGUSR1`: for the program's own use.
     public static let user1 = Signal(SIGUSR1)
     /// `SIGUSR2`: for the program's own use.

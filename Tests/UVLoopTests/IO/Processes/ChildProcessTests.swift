@@ -1,0 +1,227 @@
+import CLibUV
+import Glibc
+import UVTestSupport
+import XCTest
+
+@testable import UVLoop
+
+final class ChildProcessTests: XCTestCase {
+    /// A shell command with its output and error as pipes.
+    private func shell(_ script: String) -> Command {
+        var command = Command("/bin/sh", arguments: ["-c", script])
+        command.standardOutput = .pipe
+        command.standardError = .pipe
+        return command
+    }
+
+    /// Reads a pipe to its end into `text`.
+    private func collect(_ pipe: StreamConnection?, into text: LoopBound<String>) throws {
+        try pipe?.startReading { _, read in
+            if case .bytes(let bytes) = read { text.value += String(decoding: bytes, as: UTF8.self) }
+        }
+    }
+
+    func testOutputErrorAndExitStatusOfAChild() throws {
+        let loop = try Loop()
+        let output = LoopBound("", loop: loop), error = LoopBound("", loop: loop)
+        let ended = LoopBound<ProcessTermination?>(nil, loop: loop)
+        let child = try loop.spawn(shell("printf hello; printf oops >&2; exit 3")) { termination in
+            ended.value = termination
+            loop.stop()
+        }
+        XCTAssertGreaterThan(child.pid, 0)
+        try collect(child.standardOutput, into: output)
+        try collect(child.standardError, into: error)
+        try loop.run()
+        loop.turn(until: { output.value == "hello" && error.value == "oops" })
+        XCTAssertEqual(ended.value, .exited(3))
+        XCTAssertEqual(child.termination, .exited(3))
+        XCTAssertFalse(child.isRunning)
+        XCTAssertFalse(child.kill(), "nothing to signal once it has exited")
+        loop.shutdown()
+    }
+
+    func testStandardInputIsAStream() throws {
+        let loop = try Loop()
+        var command = Command("/bin/cat")
+        command.standardInput = .pipe
+        command.standardOutput = .pipe
+        let output = LoopBound("", loop: loop)
+        let child = try loop.spawn(command) { _ in loop.stop() }
+        try collect(child.standardOutput, into: output)
+        try child.standardInput?.write(Array("to cat and back".utf8))
+        try child.standardInput?.shutdownWrites()    // end of file for cat
+        try loop.run()
+        loop.turn(until: { output.value == "to cat and back" })
+        XCTAssertEqual(child.termination, .exited(0))
+        loop.shutdown()
+    }
+
+    func testEnvironmentAndWorkingDirectory() throws {
+        let loop = try Loop()
+        var command = shell("printf '%s %s' \"$GREETING\" \"$(pwd)\"")
+        command.environment = .extending(["GREETING": "hi"])
+        command.workingDirectory = "/tmp"
+        let output = LoopBound("", loop: loop)
+        let child = try loop.spawn(command) { _ in loop.stop() }
+        try collect(child.standardOutput, into: output)
+        try loop.run()
+        loop.turn(until: { !output.value.isEmpty && child.standardOutput?.isOpen == true })
+        loop.turn(until: { output.value == "hi /tmp" })
+
+        var replaced = shell("printf '%s' \"${HOME:-none}\"")
+        replaced.environment = .replacing([:])
+        let bare = LoopBound("", loop: loop)
+        let second = try loop.spawn(replaced) { _ in loop.stop() }
+        try collect(second.standardOutput, into: bare)
+        try loop.run()
+        loop.turn(until: { bare.value == "none" })
+        loop.shutdown()
+    }
+
+    func testAProgramThatCannotRunIsNamedWithTheReason() throws {
+        let loop = try Loop()
+        XCTAssertThrowsError(try loop.spawn(Command("/no/such/program"))) { error in
+            guard case .libuv(let function, let code) = error as? LoopError else { return XCTFail("\(error)") }
+            XCTAssertEqual(code, UV_ENOENT.rawValue)
+            XCTAssertTrue(function.contains("/no/such/program") && function.contains("no such file"), function)
+        }
+        let path = "/tmp/uvloop-not-executable-\(getpid())"
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("#!/bin/sh\n".utf8)))
+        defer { unlink(path) }
+        XCTAssertThrowsError(try loop.spawn(Command(path))) { error in
+            guard case .libuv(let function, let code) = error as? LoopError else { return XCTFail("\(error)") }
+            XCTAssertEqual(code, UV_EACCES.rawValue)
+            XCTAssertTrue(function.contains(path) && function.contains("permission denied"), function)
+        }
+        XCTAssertThrowsError(try loop.spawn(Command(""))) { error in
+            guard case .invalidArgument = error as? LoopError else { return XCTFail("\(error)") }
+        }
+        XCTAssertTrue(loop.engine.ioHandles.isEmpty, "nothing left open by the failed spawns")
+        loop.shutdown()
+    }
+
+    func testKillEndsTheChildWithTheSignal() throws {
+        let loop = try Loop()
+        let child = try loop.spawn(Command("/bin/sleep", arguments: ["30"])) { _ in loop.stop() }
+        XCTAssertTrue(child.kill(.terminate))
+        try loop.run()
+        XCTAssertEqual(child.termination, .signalled(.terminate))
+        loop.shutdown()
+    }
+
+    /// A child that ignores SIGTERM gets SIGKILL once its grace has passed on the loop's clock.
+    func testAChildThatIgnoresTerminateIsKilledAfterItsGrace() throws {
+        let loop = try Loop(clock: .manual)
+        let ready = LoopBound("", loop: loop)
+        let child = try loop.spawn(shell("trap '' TERM; printf ready; exec sleep 30"))
+        try collect(child.standardOutput, into: ready)
+        loop.turn(until: { ready.value == "ready" })
+        XCTAssertTrue(child.terminate(grace: .seconds(2)))
+        try loop.advanceTime(by: .seconds(1))
+        XCTAssertTrue(child.isRunning, "still in its grace")
+        try loop.advanceTime(by: .seconds(1))
+        loop.turn(until: { !child.isRunning })
+        XCTAssertEqual(child.termination, .signalled(.kill))
+        loop.shutdown()
+    }
+
+    func testRunCollectsOutputWithinALimitAndATimeout() async throws {
+        let thread = try Loop.startThread(name: "run")
+        defer { thread.shutdown() }
+        let result = try await thread.loop.run(shell("echo out; echo err >&2; exit 4"))
+        XCTAssertEqual(result.termination, .exited(4))
+        XCTAssertEqual(result.outputText, "out\n")
+        XCTAssertEqual(result.errorText, "err\n")
+
+        do {
+            _ = try await thread.loop.run(Command("/usr/bin/yes"), outputLimit: 10_000)
+            XCTFail("yes never ends by itself")
+        } catch {
+            XCTAssertEqual(error, .outputLimitExceeded(limit: 10_000))
+        }
+        do {
+            _ = try await thread.loop.run(Command("/bin/sleep", arguments: ["30"]), timeout: .milliseconds(20))
+            XCTFail("sleep outlives the timeout")
+        } catch {
+            XCTAssertEqual(error, .timedOut)
+        }
+    }
+
+    func testAChildThatClosesItsOutputEarlyStillReportsItsEnd() async throws {
+        let thread = try Loop.startThread(name: "run")
+        defer { thread.shutdown() }
+        let result = try await thread.loop.run(shell("printf early; exec 1>&-; exec 2>&-; exit 0"))
+        XCTAssertEqual(result.outputText, "early")
+        XCTAssertTrue(result.termination.isSuccess)
+    }
+
+    func testCancellingTheWaitTerminatesTheChild() async throws {
+        let thread = try Loop.startThread(name: "cancel")
+        defer { thread.shutdown() }
+        let child = try await thread.loop.spawn(Command("/bin/sleep", arguments: ["30"]))
+        let waiting = Task { () async throws(LoopError) -> ProcessTermination in try await child.exit() }
+        waiting.cancel()
+        let result = await waiting.result
+        XCTAssertEqual(result.failureValue as? LoopError, .cancelled)
+        let termination = try await child.exit()
+        XCTAssertEqual(termination, .signalled(.terminate), "terminated by the cancelled wait")
+    }
+
+    func testShutdownKillsAndReapsARunningChild() throws {
+        let loop = try Loop()
+        let child = try loop.spawn(Command("/bin/sleep", arguments: ["30"]))
+        loop.shutdown()
+        XCTAssertEqual(child.termination, .signalled(.kill))
+        XCTAssertEqual(Glibc.kill(child.pid, 0), -1, "reaped: no zombie is left")
+        XCTAssertEqual(errno, ESRCH)
+    }
+
+    func testDetachKillsTheChildAndLeavesTheOwnersLoopClosable() throws {
+        let cLoop = makeCLoop()
+        defer { cLoop.deallocate() }
+        let loop = try Loop.attach(cLoop)
+        let child = try loop.spawn(Command("/bin/sleep", arguments: ["30"]))
+        loop.detach()
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(uv_loop_close(cLoop), 0)
+        XCTAssertEqual(Glibc.kill(child.pid, 0), -1)
+    }
+
+    /// A thousand short children at once: every one reaped, no descriptor left behind.
+    func testAThousandShortChildrenLeaveNoZombieAndNoDescriptor() throws {
+        // libuv opens process-wide descriptors with the first child (its SIGCHLD pipe): open them
+        // before counting.
+        let warmUp = try Loop()
+        _ = try warmUp.spawn(Command("/bin/true")) { _ in warmUp.stop() }
+        try warmUp.run()
+        warmUp.shutdown()
+        let before = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        let loop = try Loop()
+        let ended = LoopBound(0, loop: loop)
+        var children: [ChildProcess] = []
+        for _ in 0..<1_000 {
+            var command = Command("/bin/true")
+            command.standardOutput = .ignore
+            command.standardError = .ignore
+            children.append(try loop.spawn(command) { _ in
+                ended.value += 1
+                if ended.value == 1_000 { loop.stop() }
+            })
+        }
+        try loop.run()
+        XCTAssertEqual(ended.value, 1_000)
+        XCTAssertTrue(children.allSatisfy { $0.termination == .exited(0) })
+        XCTAssertTrue(children.allSatisfy { Glibc.kill($0.pid, 0) == -1 }, "every child reaped")
+        loop.shutdown()
+        let after = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        XCTAssertEqual(after, before)
+    }
+}
+
+extension Result {
+    fileprivate var failureValue: Failure? {
+        if case .failure(let failure) = self { return failure }
+        return nil
+    }
+}
