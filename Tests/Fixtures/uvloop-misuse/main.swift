@@ -82,6 +82,10 @@ let cases: [String: () throws -> Void] = [
         }
         _ = loop
     },
+    "spawn-off-thread": {
+        let loop = try Loop()
+        onAnotherThread { _ = try? loop.spawn(Command("/bin/true")) }
+    },
     "run-off-thread": {
         let loop = try Loop()
         onAnotherThread { _ = try? loop.run() }

@@ -8,7 +8,9 @@ import Glibc
 /// var command = Command("/bin/echo", arguments: ["hello"])
 /// command.standardOutput = .pipe
 /// let child = try loop.spawn(command) { termination in print(termination) }
-/// try child.standardOutput?.startReading { _, read in /* the child's output */ }
+/// try child.standardOutput?.startReading { _, read in
+///     if case .bytes(let bytes) = read { received.value += bytes }   // the child's output
+/// }
 /// ```
 ///
 /// ## Its end
