@@ -11,6 +11,7 @@ let package = Package(
     dependencies: [
         .package(name: "UVLoop", path: ".."),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
     ],
     targets: [
         // Raw C libuv peers: the floor UVLoop is measured against.
@@ -37,6 +38,7 @@ let package = Package(
                 .product(name: "UVOperations", package: "UVLoop"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),
     ],

@@ -28,11 +28,13 @@ struct Counts {
     /// group_scaling: zero-delay timers fired per loop, in this many loop-local chains per loop.
     var groupUnitsPerLoop = 1_000_000
     var groupChains = 100
+    /// process_spawn_wait: children started and waited for, one at a time.
+    var spawnN = 1_000
 
     init(override n: Int? = nil) {
         guard let n else { return }
         postN = n; invokeN = n; timerCounts = [n]; chunkedN = n; operationsN = n; hopN = n; timerMemoryN = n
-        boundAppendN = n; pingPongN = n; echoN = n; groupUnitsPerLoop = n
+        boundAppendN = n; pingPongN = n; echoN = n; groupUnitsPerLoop = n; spawnN = n
     }
 }
 
@@ -208,5 +210,10 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "dispatch", make: DispatchSide.timerMemory(n: timerMemoryN)),
         ImplSpec(impl: "libuv_c", make: CSide.timerMemory(n: timerMemoryN)),
     ], freshSessionPerRun: true, quickReps: 1, warmUp: false))
+    cases.append(BenchCase(workload: "process_spawn_wait", n: k.spawnN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.processSpawnWait(n: k.spawnN)),
+        ImplSpec(impl: "posix_spawn_c", make: CSide.processSpawnWait(n: k.spawnN)),
+        ImplSpec(impl: "subprocess", make: SubprocessSide.processSpawnWait(n: k.spawnN)),
+    ], quickReps: 3))
     return cases
 }

@@ -120,6 +120,8 @@ let targets: [Target] = [
            impl: "uvloop_async"),
     allocsAtMost("TCP", "tcp_echo_throughput", echoN, 1, "... at most 1 allocation per echoed message (client and server)"),
     // Throughput per unit of time = 1 / (ns per unit): 2 loops' rate / 1 loop's = 1loop / 2loops.
+    faster("processes", "process_spawn_wait", standard.spawnN, "posix_spawn_c", 0.8, "spawn /bin/true and wait: >= 0.8x the speed of posix_spawn + waitpid in C"),
+    faster("processes", "process_spawn_wait", standard.spawnN, "subprocess", 1.5, "... and >= 1.5x faster than swift-subprocess"),
     faster("loop groups", "group_scaling", groupUnits, "uvloop_1loop", 1.7,
            "loop-local timers on a LoopGroup of 2 loops: >= 1.7x the work per unit time of 1 loop",
            impl: "uvloop_2loops"),
