@@ -134,14 +134,22 @@ public final class DatagramSocket: Sendable {
     }
 
     /// Undoes ``connect(to:)``: sends need an address again, and datagrams from anyone are
-    /// received. Loop thread only; from async code, `try await socket.disconnect()`.
+    /// received. The socket keeps its ``localAddress``. Loop thread only; from async code,
+    /// `try await socket.disconnect()`.
     /// - Throws: ``LoopError/streamClosed`` after ``close()``; ``LoopError/libuv(function:code:)``
-    ///   (`UV_ENOTCONN`) when the socket is not connected.
+    ///   (`UV_ENOTCONN`) when the socket is not connected, or (`UV_EADDRINUSE`) when another
+    ///   socket took its port while it was connected.
     @available(*, noasync, message: "from async code use `try await socket.disconnect()`; this overload runs on the loop's thread only")
     public func disconnect() throws(LoopError) {
         let core = try openCore(core("DatagramSocket.disconnect()", fromAsyncCode: "try await socket.disconnect()"))
-        let status = core.handle.connect(nil)
+        var status = core.handle.connect(nil)
         guard status == 0 else { throw .libuv(status, "uv_udp_connect") }
+        // Linux gives up the port of a socket bound to port 0 when it disconnects: take the
+        // same one again, so that ``localAddress`` stays true.
+        if core.handle.localAddress?.port != localAddress.port {
+            status = core.handle.bind(localAddress, reuseAddress: false, ipv6Only: false)
+            guard status == 0 else { throw .libuv(status, "uv_udp_bind") }
+        }
     }
 
     // MARK: receiving
