@@ -11,7 +11,7 @@ extension DatagramSocket {
     /// open, and a later iteration goes on receiving).
     ///
     /// Do not mix it with a receive handler (``startReceiving(_:)``) on one socket.
-    public var datagrams: Datagrams { Datagrams(socket: self) }
+    public var datagrams: ReceivedDatagrams { ReceivedDatagrams(socket: self) }
 
     /// How many bytes ``datagrams`` buffers before the socket stops receiving; 256 KiB unless
     /// set with ``setReceiveBufferLimit(_:)``. Loop thread only.
@@ -28,15 +28,15 @@ extension DatagramSocket {
         core.receiveBufferLimit = limit
     }
 
-    /// Connects the socket to `address`; see ``connect(to:)``. Callable from any task.
+    /// Connects the socket to `address`; see ``connect(to:)-4zuhy``. Callable from any task.
     /// - Parameter address: the peer's IP address and port.
-    /// - Throws: like ``connect(to:)``.
+    /// - Throws: like ``connect(to:)-4zuhy``.
     public func connect(to address: SocketAddress) async throws(LoopError) {
         try await onLoop { socket throws(LoopError) in try socket.connect(to: address) }
     }
 
-    /// Undoes ``connect(to:)``; see ``disconnect()``. Callable from any task.
-    /// - Throws: like ``disconnect()``.
+    /// Undoes ``connect(to:)-4zuhy``; see ``disconnect()-6musc``. Callable from any task.
+    /// - Throws: like ``disconnect()-6musc``.
     public func disconnect() async throws(LoopError) {
         try await onLoop { socket throws(LoopError) in try socket.disconnect() }
     }
@@ -49,7 +49,7 @@ extension DatagramSocket {
 }
 
 /// The datagrams a ``DatagramSocket`` receives: see ``DatagramSocket/datagrams``.
-public struct Datagrams: AsyncSequence, Sendable {
+public struct ReceivedDatagrams: AsyncSequence, Sendable {
     /// A datagram and its sender.
     public typealias Element = Datagram
     /// Why a receive failed, the loop closed the socket, or the waiting task was cancelled.

@@ -1,6 +1,6 @@
 /// A UDP socket: it sends datagrams to any address (or to the one it is connected to) and
 /// receives datagrams with their sender's address. Open one with
-/// ``Loop/openDatagramSocket(bindingTo:options:)-(SocketAddress,_)``.
+/// ``Loop/openDatagramSocket(bindingTo:options:)-628ru``.
 ///
 /// ## Two faces
 /// - The callback face runs on the loop's thread: ``startReceiving(_:)`` lends each datagram to
@@ -27,7 +27,7 @@
 /// receive handler gets a last ``DatagramRead/failed(_:)`` with that error, and suspended async
 /// calls throw it.
 public final class DatagramSocket: Sendable {
-    /// How a socket is opened: see ``Loop/openDatagramSocket(bindingTo:options:)-(SocketAddress,_)``.
+    /// How a socket is opened: see ``Loop/openDatagramSocket(bindingTo:options:)-628ru``.
     public struct Options: Sendable, Hashable {
         /// Sets `SO_REUSEADDR`: several sockets (in this process or others) may bind the same
         /// address and port; on Linux the last one bound receives the unicast traffic, and every
@@ -108,7 +108,7 @@ public final class DatagramSocket: Sendable {
         _ = loop.onLoopThread { box.value.close(reason: .streamClosed) }
     }
 
-    /// The address the socket is connected to (``connect(to:)``), or nil. Loop thread only.
+    /// The address the socket is connected to (``connect(to:)-4zuhy``), or nil. Loop thread only.
     public var remoteAddress: SocketAddress? {
         let core = core("DatagramSocket.remoteAddress")
         return core.isOpen ? core.handle.remoteAddress : nil
@@ -122,7 +122,7 @@ public final class DatagramSocket: Sendable {
     /// - Parameter address: the peer's IP address and port, of the socket's family.
     /// - Throws: ``LoopError/streamClosed`` after ``close()``; ``LoopError/invalidArgument(_:)``
     ///   for a Unix path; ``LoopError/libuv(function:code:)`` when the kernel refuses
-    ///   (`UV_EISCONN` when connected already: ``disconnect()`` first).
+    ///   (`UV_EISCONN` when connected already: ``disconnect()-6musc`` first).
     @available(*, noasync, message: "from async code use `try await socket.connect(to: address)`; this overload runs on the loop's thread only")
     public func connect(to address: SocketAddress) throws(LoopError) {
         let core = try openCore(core("DatagramSocket.connect(to:)", fromAsyncCode: "try await socket.connect(to: address)"))
@@ -133,7 +133,7 @@ public final class DatagramSocket: Sendable {
         guard status == 0 else { throw .libuv(status, "uv_udp_connect") }
     }
 
-    /// Undoes ``connect(to:)``: sends need an address again, and datagrams from anyone are
+    /// Undoes ``connect(to:)-4zuhy``: sends need an address again, and datagrams from anyone are
     /// received. The socket keeps its ``localAddress``. Loop thread only; from async code,
     /// `try await socket.disconnect()`.
     /// - Throws: ``LoopError/streamClosed`` after ``close()``; ``LoopError/libuv(function:code:)``

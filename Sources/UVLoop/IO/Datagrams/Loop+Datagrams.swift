@@ -4,7 +4,7 @@ extension Loop {
     ///
     /// Bind to a wildcard address (`0.0.0.0`, `::`) to receive on every interface, and to port 0
     /// to let the kernel choose one (read it back from ``DatagramSocket/localAddress``); a client
-    /// binds `0.0.0.0:0` and sends, or connects (``DatagramSocket/connect(to:)``). The socket
+    /// binds `0.0.0.0:0` and sends, or connects (``DatagramSocket/connect(to:)-4zuhy``). The socket
     /// receives nothing until ``DatagramSocket/startReceiving(_:)`` or ``DatagramSocket/datagrams``.
     /// - Parameters:
     ///   - address: the local IP address and port.
@@ -24,12 +24,12 @@ extension Loop {
     }
 
     /// Opens a UDP socket bound to `address`. Callable from any task. See
-    /// ``openDatagramSocket(bindingTo:options:)-(SocketAddress,_)``.
+    /// ``openDatagramSocket(bindingTo:options:)-628ru``.
     /// - Parameters:
     ///   - address: the local IP address and port.
     ///   - options: address sharing, IPv6-only, batched receives, the largest datagram received.
     /// - Returns: the socket.
-    /// - Throws: like ``openDatagramSocket(bindingTo:options:)-(SocketAddress,_)``.
+    /// - Throws: like ``openDatagramSocket(bindingTo:options:)-628ru``.
     public func openDatagramSocket(bindingTo address: SocketAddress, options: DatagramSocket.Options = .init()) async throws(LoopError) -> DatagramSocket {
         try await suspendOnLoopThread { (_, continuation: LoopContinuation<DatagramSocket>) in
             continuation.resume(with: Result { () throws(LoopError) in try self.makeDatagramSocket(address, options) })
