@@ -67,6 +67,7 @@ let standard = Counts()
 let postN = standard.postN, chunkedN = standard.chunkedN, operationsN = standard.operationsN
 let hopN = standard.hopN, timerMemoryN = standard.timerMemoryN
 let pingPongN = standard.pingPongN, echoN = standard.echoN, groupUnits = standard.groupUnitsPerLoop
+let udpPingPongN = standard.udpPingPongN, udpThroughputN = standard.udpThroughputN
 
 let targets: [Target] = [
     faster(2, "post_cross_thread", postN, "nio", 2, "post 1M closures from another thread >= 2x faster than NIO execute"),
@@ -118,6 +119,12 @@ let targets: [Target] = [
     faster(21, "tcp_echo_throughput", echoN, "nio_async", 1, "... async face no slower than NIOAsyncChannel",
            impl: "uvloop_async"),
     allocsAtMost(21, "tcp_echo_throughput", echoN, 1, "... at most 1 allocation per echoed message (client and server)"),
+    faster(30, "udp_ping_pong", udpPingPongN, "libuv_c", 0.8, "UDP ping-pong (64 B datagrams): >= 0.8x raw C libuv's speed"),
+    faster(30, "udp_ping_pong", udpPingPongN, "nio", 1.5, "... and >= 1.5x faster than NIO's DatagramBootstrap"),
+    allocsAtMost(30, "udp_ping_pong", udpPingPongN, 0, "... 0 allocations per round trip on the callback face (client and server)"),
+    faster(30, "udp_throughput", udpThroughputN, "libuv_c", 0.8, "UDP throughput (1 KiB datagrams, one sender): >= 0.8x raw C libuv's speed"),
+    faster(30, "udp_throughput", udpThroughputN, "nio", 1.5, "... and >= 1.5x faster than NIO's DatagramBootstrap"),
+    allocsAtMost(30, "udp_throughput", udpThroughputN, 0, "... 0 allocations per datagram on the callback face"),
     // Throughput per unit of time = 1 / (ns per unit): 2 loops' rate / 1 loop's = 1loop / 2loops.
     faster(22, "group_scaling", groupUnits, "uvloop_1loop", 1.7,
            "loop-local timers on a LoopGroup of 2 loops: >= 1.7x the work per unit time of 1 loop",
