@@ -7,6 +7,7 @@ import XCTest
 final class DatagramFaultTests: XCTestCase {
     func testADatagramLongerThanTheBufferIsReportedTruncated() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         var options = DatagramSocket.Options()
         options.maximumDatagramSize = 8
         let server = try loopbackSocket(on: loop, options: options)
@@ -36,6 +37,7 @@ final class DatagramFaultTests: XCTestCase {
 
     func testADatagramTooLargeToSendThrowsEMSGSIZE() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         let socket = try loopbackSocket(on: loop)
         let huge = [UInt8](repeating: 1, count: 70_000)
         XCTAssertThrowsError(try socket.send(huge, to: socket.localAddress)) {
@@ -54,6 +56,7 @@ final class DatagramFaultTests: XCTestCase {
     /// unreachable" becomes `UV_ECONNREFUSED` for the receiver, and receiving goes on.
     func testAConnectedPeerWithoutASocketReportsConnectionRefused() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         let gone = try loopbackSocket(on: loop)
         let address = gone.localAddress
         gone.close()
@@ -100,6 +103,7 @@ final class DatagramFaultTests: XCTestCase {
 
     func testCallsAfterCloseThrowStreamClosed() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         let socket = try loopbackSocket(on: loop)
         let address = socket.localAddress
         socket.close()
@@ -113,6 +117,7 @@ final class DatagramFaultTests: XCTestCase {
 
     func testAThousandSocketsOpenedAndClosedLeaveNoDescriptorBehind() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         _ = try loopbackSocket(on: loop)  // the loop's first socket makes its receive buffer
         loop.turn(until: { true })
         let before = openDescriptorCount()
@@ -128,6 +133,7 @@ final class DatagramFaultTests: XCTestCase {
 
     func testReceiveBufferLimitMustBePositiveAndWaterMarksOrdered() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         let socket = try loopbackSocket(on: loop)
         XCTAssertThrowsError(try socket.setReceiveBufferLimit(0))
         XCTAssertThrowsError(try socket.setSendWaterMarks(low: 10, high: 5))

@@ -8,6 +8,7 @@ import UVTestSupport
 final class DatagramLifecycleTests: XCTestCase {
     func testTheSendQueueTurnsUnwritableAboveTheHighWaterMark() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         let server = try loopbackSocket(on: loop)
         let client = try loopbackSocket(on: loop)
         client.box.value.triesSendingAtOnce = false  // loopback never makes a sender wait
@@ -49,6 +50,7 @@ final class DatagramLifecycleTests: XCTestCase {
 
     func testShutdownClosesSocketsAndFailsWhatWaits() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         let server = try loopbackSocket(on: loop)
         let log = DatagramLog()
         try server.startReceiving(log.handler)

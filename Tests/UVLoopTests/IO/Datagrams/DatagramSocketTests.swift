@@ -7,6 +7,7 @@ import XCTest
 final class DatagramSocketTests: XCTestCase {
     func testRoundTripOnTheCallbackFace() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         let server = try loopbackSocket(on: loop)
         let client = try loopbackSocket(on: loop)
         XCTAssertNotEqual(server.localAddress.port, 0, "port 0 asks the kernel for a port")
@@ -36,6 +37,7 @@ final class DatagramSocketTests: XCTestCase {
 
     func testEmptyDatagramsArriveAsEmpty() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         let server = try loopbackSocket(on: loop)
         let client = try loopbackSocket(on: loop)
         let log = DatagramLog()
@@ -48,6 +50,7 @@ final class DatagramSocketTests: XCTestCase {
 
     func testBatchedReceiveDeliversEveryDatagramInOrder() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         let server = try loopbackSocket(on: loop)
         let client = try loopbackSocket(on: loop)
         XCTAssertTrue(server.isBatchingReceives, "recvmmsg on Linux by default")
@@ -63,6 +66,7 @@ final class DatagramSocketTests: XCTestCase {
 
     func testConnectedSocketsSendWithoutAnAddress() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         let server = try loopbackSocket(on: loop)
         let client = try loopbackSocket(on: loop)
         XCTAssertNil(client.remoteAddress)
@@ -134,6 +138,7 @@ final class DatagramSocketTests: XCTestCase {
 
     func testOptions() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         var options = DatagramSocket.Options()
         options.reuseAddress = true
         options.reusePort = true
@@ -177,6 +182,7 @@ final class DatagramSocketTests: XCTestCase {
     /// Multicast on the loopback interface: a member receives what is sent to the group.
     func testMulticastGroupMembership() throws {
         let loop = try Loop()
+        defer { loop.shutdown() }
         var options = DatagramSocket.Options()
         options.reuseAddress = true
         let member = try loop.openDatagramSocket(bindingTo: SocketAddress(ip: "0.0.0.0", port: 0), options: options)
