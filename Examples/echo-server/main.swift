@@ -3,6 +3,7 @@
 //     uvloop-echo --port 7000            TCP on 127.0.0.1:7000 (port 0: the kernel picks one)
 //     uvloop-echo --host ::1 --port 7000 TCP on another address
 //     uvloop-echo --unix /tmp/echo.sock  a Unix-domain socket
+//     uvloop-echo --udp --port 7000      UDP: each datagram goes back to its sender
 //
 // It prints "listening on ADDRESS" once it accepts connections, and stops cleanly on SIGTERM or
 // SIGINT: the listener and every connection close, the loop shuts down, exit status 0.
@@ -14,12 +15,17 @@ struct Options {
     var host = "127.0.0.1"
     var port: Int?
     var unixPath: String?
+    var udp = false
 
-    static let usage = "usage: uvloop-echo --port N [--host ADDRESS] | --unix PATH"
+    static let usage = "usage: uvloop-echo [--udp] --port N [--host ADDRESS] | --unix PATH"
 
     init(_ arguments: [String]) throws(LoopError) {
         var rest = arguments[...]
         while let flag = rest.popFirst() {
+            if flag == "--udp" {
+                udp = true
+                continue
+            }
             guard let value = rest.popFirst() else { throw .invalidArgument("\(flag) needs a value; \(Self.usage)") }
             switch flag {
             case "--port":
@@ -35,6 +41,7 @@ struct Options {
         guard (port == nil) != (unixPath == nil) else {
             throw .invalidArgument("give either --port or --unix; \(Self.usage)")
         }
+        if udp, unixPath != nil { throw .invalidArgument("--udp takes --port, not --unix; \(Self.usage)") }
     }
 
     func address() throws(LoopError) -> SocketAddress {
@@ -99,11 +106,17 @@ do {
     let loop = try Loop()
     // The server is the loop thread's; the signal handlers reach it through a LoopBound.
     let server = LoopBound(EchoServer(loop: loop), loop: loop)
-    try server.value.start(on: options.address())
+    let datagrams = LoopBound(DatagramEcho(), loop: loop)
+    if options.udp {
+        try datagrams.value.start(on: loop, at: options.address())
+    } else {
+        try server.value.start(on: options.address())
+    }
     for signal in [Signal.terminate, .interrupt] {
         try loop.watchSignal(signal, oneShot: true) { _ in
             print("\(signal): closing")
             server.value.stop()
+            datagrams.value.stop()
             loop.shutdown()
         }
     }

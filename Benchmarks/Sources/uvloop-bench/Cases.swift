@@ -25,6 +25,10 @@ struct Counts {
     var echoN = 50_000
     var echoConnections = 10
     var echoBytes = 1_024
+    /// udp_ping_pong: round trips of one 64-byte datagram.
+    var udpPingPongN = 20_000
+    /// udp_throughput: 1 KiB datagrams delivered, one sender under a window of 64.
+    var udpThroughputN = 200_000
     /// group_scaling: zero-delay timers fired per loop, in this many loop-local chains per loop.
     var groupUnitsPerLoop = 1_000_000
     var groupChains = 100
@@ -34,7 +38,8 @@ struct Counts {
     init(override n: Int? = nil) {
         guard let n else { return }
         postN = n; invokeN = n; timerCounts = [n]; chunkedN = n; operationsN = n; hopN = n; timerMemoryN = n
-        boundAppendN = n; pingPongN = n; echoN = n; groupUnitsPerLoop = n; spawnN = n
+        boundAppendN = n; pingPongN = n; echoN = n; groupUnitsPerLoop = n; spawnN = n; udpPingPongN = n
+        udpThroughputN = n
     }
 }
 
@@ -185,6 +190,18 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "nio", make: NIOSide.tcpEcho(connections: echoConnections, messageBytes: echoBytes, n: echoN)),
         ImplSpec(impl: "nio_async", make: NIOSide.tcpEchoAsync(connections: echoConnections, messageBytes: echoBytes, n: echoN)),
         ImplSpec(impl: "libuv_c", make: CSide.tcpEcho(connections: echoConnections, messageBytes: echoBytes, n: echoN)),
+    ]))
+    // UDP over 127.0.0.1: a server loop thread answering, a client loop thread sending under a
+    // window (see UDPExchangeShape). UVLoop: UVLoopSide+UDP.swift.
+    cases.append(BenchCase(workload: "udp_ping_pong", n: k.udpPingPongN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.udpExchange(.pingPong, n: k.udpPingPongN)),
+        ImplSpec(impl: "nio", make: NIOSide.udpExchange(.pingPong, n: k.udpPingPongN)),
+        ImplSpec(impl: "libuv_c", make: CSide.udpExchange(.pingPong, n: k.udpPingPongN)),
+    ]))
+    cases.append(BenchCase(workload: "udp_throughput", n: k.udpThroughputN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.udpExchange(.throughput, n: k.udpThroughputN)),
+        ImplSpec(impl: "nio", make: NIOSide.udpExchange(.throughput, n: k.udpThroughputN)),
+        ImplSpec(impl: "libuv_c", make: CSide.udpExchange(.throughput, n: k.udpThroughputN)),
     ]))
     // Loop-local work (zero-delay timer chains) on a group of 1 loop and of 2 loops, each loop doing
     // the same work; ns per unit over all loops, so 1loop/2loops is the speed-up.

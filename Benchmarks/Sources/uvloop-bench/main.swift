@@ -68,6 +68,7 @@ let standard = Counts()
 let postN = standard.postN, chunkedN = standard.chunkedN, operationsN = standard.operationsN
 let hopN = standard.hopN, timerMemoryN = standard.timerMemoryN
 let pingPongN = standard.pingPongN, echoN = standard.echoN, groupUnits = standard.groupUnitsPerLoop
+let udpPingPongN = standard.udpPingPongN, udpThroughputN = standard.udpThroughputN
 
 let targets: [Target] = [
     faster("posting", "post_cross_thread", postN, "nio", 2, "post 1M closures from another thread >= 2x faster than NIO execute"),
@@ -119,6 +120,12 @@ let targets: [Target] = [
     faster("TCP", "tcp_echo_throughput", echoN, "nio_async", 1, "... async face no slower than NIOAsyncChannel",
            impl: "uvloop_async"),
     allocsAtMost("TCP", "tcp_echo_throughput", echoN, 1, "... at most 1 allocation per echoed message (client and server)"),
+        faster("UDP", "udp_ping_pong", udpPingPongN, "libuv_c", 0.8, "UDP ping-pong (64 B datagrams): >= 0.8x raw C libuv's speed"),
+    faster("UDP", "udp_ping_pong", udpPingPongN, "nio", 1.5, "... and >= 1.5x faster than NIO's DatagramBootstrap"),
+    allocsAtMost("UDP", "udp_ping_pong", udpPingPongN, 0, "... 0 allocations per round trip on the callback face (client and server)"),
+    faster("UDP", "udp_throughput", udpThroughputN, "libuv_c", 0.8, "UDP throughput (1 KiB datagrams, one sender): >= 0.8x raw C libuv's speed"),
+    faster("UDP", "udp_throughput", udpThroughputN, "nio", 1.5, "... and >= 1.5x faster than NIO's DatagramBootstrap"),
+    allocsAtMost("UDP", "udp_throughput", udpThroughputN, 0, "... 0 allocations per datagram on the callback face"),
     // Throughput per unit of time = 1 / (ns per unit): 2 loops' rate / 1 loop's = 1loop / 2loops.
     faster("processes", "process_spawn_wait", standard.spawnN, "posix_spawn_c", 0.8, "spawn /bin/true and wait: >= 0.8x the speed of posix_spawn + waitpid in C"),
     faster("processes", "process_spawn_wait", standard.spawnN, "subprocess", 1.5, "... and >= 1.5x faster than swift-subprocess"),

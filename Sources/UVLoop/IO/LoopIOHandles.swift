@@ -13,6 +13,8 @@ final class LoopIOHandles {
     var watchedDescriptors: Set<Int32> = []
     /// The buffer every stream on this loop reads into (see `StreamReadBuffer`), made by the first.
     lazy var streamReadBuffer = StreamReadBuffer()
+    /// The buffer every datagram socket on this loop receives into (see `DatagramReceiveBuffer`).
+    lazy var datagramReceiveBuffer = DatagramReceiveBuffer()
 
     /// The number of open handles.
     var count: Int { open.count }

@@ -33,8 +33,8 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ``Loop/attach(_:postBudget:)-(UnsafeMutablePointer<uv_loop_t>,_)`` was called on a
     /// `uv_loop_t` that UVLoop is already attached to and has not detached from.
     case alreadyAttached
-    /// The connection, listener or name lookup was closed with `close()` (or reset) before this
-    /// call, or while the operation was pending.
+    /// The connection, listener, datagram socket or name lookup was closed with `close()` (or
+    /// reset) before this call, or while the operation was pending.
     case streamClosed
     /// A write on a connection whose writing side was shut down with
     /// ``StreamConnection/shutdownWrites(_:)`` (a half-close).
@@ -75,7 +75,7 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
         case .alreadyAttached:
             return "UVLoop is already attached on this uv_loop_t; keep using the Loop that attach returned, or detach() it before attaching again"
         case .streamClosed:
-            return "the connection (or listener, or name lookup) was closed with close() and accepts no more operations; open a new one"
+            return "the connection (or listener, datagram socket, or name lookup) was closed with close() and accepts no more operations; open a new one"
         case .writesShutDown:
             return "the connection's writing side was shut down (shutdownWrites) and accepts no more writes; write everything before shutting down writes"
         case .cancelled:

@@ -238,6 +238,39 @@ let cases: [String: () throws -> Void] = [
         Task.detached { for try await _ in connection.reads {} }
         while true { try loop.runOnce() }
     },
+    // Datagram sockets.
+    "datagram-open-off-thread": {
+        let loop = try Loop()
+        let address = try SocketAddress(ip: "127.0.0.1", port: 0)
+        onAnotherThread { _ = try? loop.openDatagramSocket(bindingTo: address) }
+    },
+    "datagram-send-off-thread": {
+        let loop = try Loop()
+        let socket = try loop.openDatagramSocket(bindingTo: SocketAddress(ip: "127.0.0.1", port: 0))
+        onAnotherThread { try? socket.send([1], to: socket.localAddress) }
+    },
+    "datagram-state-off-thread": {
+        let loop = try Loop()
+        let socket = try loop.openDatagramSocket(bindingTo: SocketAddress(ip: "127.0.0.1", port: 0))
+        onAnotherThread { _ = socket.isWritable }
+    },
+    "datagrams-two-consumers": {
+        let thread = try Loop.startThread(name: "datagrams")
+        let loop = thread.loop
+        inTasks {
+            let socket = try await loop.openDatagramSocket(bindingTo: SocketAddress(ip: "127.0.0.1", port: 0))
+            let first = Task { for try await _ in socket.datagrams {} }
+            let second = Task { for try await _ in socket.datagrams {} }
+            _ = await (first.result, second.result)
+        }
+    },
+    "datagrams-beside-a-receive-handler": {
+        let loop = try Loop()
+        let socket = try loop.openDatagramSocket(bindingTo: SocketAddress(ip: "127.0.0.1", port: 0))
+        try socket.startReceiving { _, _ in }
+        Task.detached { for try await _ in socket.datagrams {} }
+        while true { try loop.runOnce() }
+    },
     // A verb for the other kind of loop.
     "advance-time-system-clock": {
         let loop = try Loop()
