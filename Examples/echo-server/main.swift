@@ -3,6 +3,8 @@
 //     uvloop-echo --port 7000            TCP on 127.0.0.1:7000 (port 0: the kernel picks one)
 //     uvloop-echo --host ::1 --port 7000 TCP on another address
 //     uvloop-echo --unix /tmp/echo.sock  a Unix-domain socket
+//     uvloop-echo                        the sockets systemd passed (socket activation)
+//     uvloop-echo --stdio                standard input back to standard output
 //
 // It prints "listening on ADDRESS" once it accepts connections, and stops cleanly on SIGTERM or
 // SIGINT: the listener and every connection close, the loop shuts down, exit status 0.
@@ -14,12 +16,21 @@ struct Options {
     var host = "127.0.0.1"
     var port: Int?
     var unixPath: String?
+    /// Echo standard input to standard output instead of serving sockets.
+    var stdio = false
 
-    static let usage = "usage: uvloop-echo --port N [--host ADDRESS] | --unix PATH"
+    static let usage = "usage: uvloop-echo --port N [--host ADDRESS] | --unix PATH | --stdio | (socket-activated)"
+
+    /// Whether a service manager passed listening sockets (see `SocketActivation`).
+    static var isSocketActivated: Bool { getenv("LISTEN_FDS") != nil }
 
     init(_ arguments: [String]) throws(LoopError) {
         var rest = arguments[...]
         while let flag = rest.popFirst() {
+            if flag == "--stdio" {
+                stdio = true
+                continue
+            }
             guard let value = rest.popFirst() else { throw .invalidArgument("\(flag) needs a value; \(Self.usage)") }
             switch flag {
             case "--port":
@@ -32,6 +43,7 @@ struct Options {
             default: throw .invalidArgument("unknown option \(flag); \(Self.usage)")
             }
         }
+        if stdio || (port == nil && unixPath == nil && Self.isSocketActivated) { return }
         guard (port == nil) != (unixPath == nil) else {
             throw .invalidArgument("give either --port or --unix; \(Self.usage)")
         }
@@ -46,35 +58,39 @@ struct Options {
 /// The server: a listener and its open connections, all on the loop's thread.
 final class EchoServer {
     let loop: Loop
-    private var listener: StreamListener?
-    private var connections: [ObjectIdentifier: StreamConnection] = [:]
+    var listener: StreamListener?
+    var activated: [StreamListener] = []
+    var connections: [ObjectIdentifier: StreamConnection] = [:]
 
     init(loop: Loop) {
         self.loop = loop
     }
 
     func start(on address: SocketAddress) throws(LoopError) {
-        listener = try loop.listen(on: address) { [self] accepted in
-            guard case .success(let connection) = accepted else { return }
-            try? connection.setNoDelay(true)
-            connections[ObjectIdentifier(connection)] = connection
-            try? connection.startReading { [self] connection, read in
-                switch read {
-                case .bytes(let bytes):
-                    try? connection.write(bytes)
-                case .end:
-                    // The client is done sending: finish our side once the echoes are out.
-                    try? connection.shutdownWrites { [self] _ in drop(connection) }
-                case .failed:
-                    drop(connection)
-                }
-            }
-        }
+        listener = try loop.listen(on: address) { [self] accepted in serve(accepted) }
         print("listening on \(listener!.localAddress)")
         fflush(nil)   // at once, even into a pipe: a script waits for this line
     }
 
-    private func drop(_ connection: StreamConnection) {
+    /// Echoes on an accepted connection until the client is done.
+    func serve(_ accepted: Result<StreamConnection, LoopError>) {
+        guard case .success(let connection) = accepted else { return }
+        try? connection.setNoDelay(true)
+        connections[ObjectIdentifier(connection)] = connection
+        try? connection.startReading { [self] connection, read in
+            switch read {
+            case .bytes(let bytes):
+                try? connection.write(bytes)
+            case .end:
+                // The client is done sending: finish our side once the echoes are out.
+                try? connection.shutdownWrites { [self] _ in drop(connection) }
+            case .failed:
+                drop(connection)
+            }
+        }
+    }
+
+    func drop(_ connection: StreamConnection) {
         connection.close()
         connections[ObjectIdentifier(connection)] = nil
     }
@@ -83,6 +99,8 @@ final class EchoServer {
     func stop() {
         listener?.close()
         listener = nil
+        for listener in activated { listener.close() }
+        activated.removeAll()
         for connection in connections.values { connection.close() }
         connections.removeAll()
     }
@@ -99,7 +117,13 @@ do {
     let loop = try Loop()
     // The server is the loop thread's; the signal handlers reach it through a LoopBound.
     let server = LoopBound(EchoServer(loop: loop), loop: loop)
-    try server.value.start(on: options.address())
+    if options.stdio {
+        try server.value.startStdio()
+    } else if options.port == nil && options.unixPath == nil {
+        try server.value.startActivated()
+    } else {
+        try server.value.start(on: options.address())
+    }
     for signal in [Signal.terminate, .interrupt] {
         try loop.watchSignal(signal, oneShot: true) { _ in
             print("\(signal): closing")
@@ -108,7 +132,7 @@ do {
         }
     }
     try loop.run()
-    print("stopped")
+    if !options.stdio { print("stopped") }
 } catch {
     printError("uvloop-echo: \(error)")
     exit(2)
