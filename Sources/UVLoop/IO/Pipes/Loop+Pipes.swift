@@ -18,6 +18,8 @@ extension Loop {
     /// writer.close()                  // the reader reads "ping", then the end
     /// ```
     ///
+    /// A pipe has no half-close: ``StreamConnection/shutdownWrites(_:)`` fails with
+    /// `UV_ENOTSOCK` once the queued writes are out; close the writing end to end the stream.
     /// Both ends are the streams' own (``DescriptorOwnership/take``): closing each closes its
     /// descriptor, and the loop's shutdown and detach close both. The descriptors are
     /// close-on-exec. Callable from any thread.

@@ -88,10 +88,11 @@ struct StreamHandle: NativeIOHandle {
 
     /// Closes the handle; libuv calls back in a later closing phase (after failing queued writes
     /// with `UV_ECANCELED`), which tells the delegate, releases the context and frees the memory.
-    /// A stream opened on a descriptor then lets it go (see `OpenedDescriptor`). Closing twice
-    /// does nothing.
+    /// A terminal is put back in normal mode first; a stream opened on a descriptor then lets it
+    /// go (see `OpenedDescriptor`). Closing twice does nothing.
     func close() {
         let context = Self.context(of: pointer)
+        if kind == .tty { _ = setTerminalMode(UV_TTY_MODE_NORMAL) }
         handle.close()
         context.openedDescriptor?.release()
     }
