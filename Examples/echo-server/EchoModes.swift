@@ -44,3 +44,26 @@ extension EchoServer {
         }
     }
 }
+
+extension EchoServer {
+    /// Serves the listening sockets that arrive over the Unix socket `descriptor`: what a worker
+    /// of a pre-forked server does with the socket its parent bound.
+    func startFromChannel(_ descriptor: Int32) throws(LoopError) {
+        let channel = try loop.openDescriptorChannel(descriptor: descriptor, ownership: .take)
+        connections[ObjectIdentifier(channel)] = channel
+        try channel.startReading { [self] channel, read in
+            guard case .bytes = read else { return drop(channel) }   // the parent is gone: serve on
+            while let received = try? channel.takeReceivedDescriptor() {
+                do {
+                    let listener = try loop.listen(descriptor: received, ownership: .take) { [self] in serve($0) }
+                    activated.append(listener)
+                    print("listening on \(listener.localAddress) (received)")
+                    fflush(nil)
+                } catch {
+                    close(received)
+                    printError("uvloop-echo: the received descriptor cannot listen: \(error)")
+                }
+            }
+        }
+    }
+}

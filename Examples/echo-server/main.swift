@@ -5,6 +5,7 @@
 //     uvloop-echo --unix /tmp/echo.sock  a Unix-domain socket
 //     uvloop-echo                        the sockets systemd passed (socket activation)
 //     uvloop-echo --stdio                standard input back to standard output
+//     uvloop-echo --listener-channel 3   the listening sockets that arrive over Unix socket 3
 //
 // It prints "listening on ADDRESS" once it accepts connections, and stops cleanly on SIGTERM or
 // SIGINT: the listener and every connection close, the loop shuts down, exit status 0.
@@ -18,8 +19,11 @@ struct Options {
     var unixPath: String?
     /// Echo standard input to standard output instead of serving sockets.
     var stdio = false
+    /// A Unix socket on which the listening sockets to serve arrive (a pre-forked worker).
+    var listenerChannel: Int32?
 
-    static let usage = "usage: uvloop-echo --port N [--host ADDRESS] | --unix PATH | --stdio | (socket-activated)"
+    static let usage =
+        "usage: uvloop-echo --port N [--host ADDRESS] | --unix PATH | --stdio | --listener-channel FD | (socket-activated)"
 
     /// Whether a service manager passed listening sockets (see `SocketActivation`).
     static var isSocketActivated: Bool { getenv("LISTEN_FDS") != nil }
@@ -40,10 +44,15 @@ struct Options {
                 self.port = port
             case "--host": host = value
             case "--unix": unixPath = value
+            case "--listener-channel":
+                guard let descriptor = Int32(value), descriptor >= 0 else {
+                    throw .invalidArgument("--listener-channel takes a descriptor number (got \(value))")
+                }
+                listenerChannel = descriptor
             default: throw .invalidArgument("unknown option \(flag); \(Self.usage)")
             }
         }
-        if stdio || (port == nil && unixPath == nil && Self.isSocketActivated) { return }
+        if stdio || listenerChannel != nil || (port == nil && unixPath == nil && Self.isSocketActivated) { return }
         guard (port == nil) != (unixPath == nil) else {
             throw .invalidArgument("give either --port or --unix; \(Self.usage)")
         }
@@ -119,6 +128,8 @@ do {
     let server = LoopBound(EchoServer(loop: loop), loop: loop)
     if options.stdio {
         try server.value.startStdio()
+    } else if let channel = options.listenerChannel {
+        try server.value.startFromChannel(channel)
     } else if options.port == nil && options.unixPath == nil {
         try server.value.startActivated()
     } else {
