@@ -92,6 +92,32 @@ final class DescriptorPassingTests: XCTestCase {
         thread.shutdown()
     }
 
+    func testDetachClosesChannelsAndListenersOnDescriptors() throws {
+        let cLoop = makeCLoop()
+        defer { cLoop.deallocate() }
+        let loop = try Loop.attach(cLoop)
+        let (left, right) = socketPair()
+        let sender = try loop.openDescriptorChannel(descriptor: left, ownership: .take)
+        let receiver = try loop.openDescriptorChannel(descriptor: right, ownership: .borrow)
+        defer { close(right) }
+        let (listening, _) = listeningSocket()
+        let listener = try loop.listen(descriptor: listening, ownership: .borrow) { _ in }
+        defer { close(listening) }
+        var sent: LoopError?? = .none
+        try sender.sendDescriptor(listening) { sent = $0 }
+        let log = ReadLog()
+        try receiver.startReading(log.handler)
+        turn(cLoop, until: { sent != nil && !log.bytes.isEmpty })
+        XCTAssertEqual(receiver.receivedDescriptorCount, 1, "received, not taken: closed with the stream")
+        _ = listener
+        loop.detach()
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(uv_loop_close(cLoop), 0, "no handle is left on the owner's loop")
+        XCTAssertFalse(isOpen(left))
+        XCTAssertTrue(isOpen(right))
+        XCTAssertTrue(isOpen(listening))
+    }
+
     func testFaults() throws {
         let loop = try Loop()
         let (reader, writer) = try loop.makePipe()
