@@ -61,8 +61,7 @@ private func narratePipes(loop: Loop) async throws {
     close(socket)   // the parent's copy: the worker has its own now
     var reads = worker.reads.makeAsyncIterator()
     let note = try await reads.next() ?? []
-    // The task prefers the loop's executor: this code runs on the loop's thread.
-    let received = try worker.takeReceivedDescriptor()
+    let received = try await worker.takeReceivedDescriptor()
     if let received {
         let listener = try await loop.listen(descriptor: received, ownership: .take)
         let client = try await loop.connect(to: listener.localAddress)

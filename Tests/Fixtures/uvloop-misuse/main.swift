@@ -72,6 +72,11 @@ let cases: [String: () throws -> Void] = [
         let (_, writer) = try loop.makePipe()
         onAnotherThread { try? writer.sendDescriptor(0) }
     },
+    "take-received-descriptor-off-thread": {
+        let loop = try Loop()
+        let (_, writer) = try loop.makePipe()
+        onAnotherThread { _ = try? writer.takeReceivedDescriptor() }
+    },
     "start-reading-without-a-handler": {
         let loop = try Loop()
         var accepted: StreamConnection?

@@ -14,7 +14,7 @@ extension Loop {
     /// The stream reads and writes bytes as any other, and sends descriptors with
     /// ``StreamConnection/sendDescriptor(_:with:completion:)``; the descriptors it receives wait
     /// in ``StreamConnection/receivedDescriptorCount`` until
-    /// ``StreamConnection/takeReceivedDescriptor()`` takes them. Both ends must be opened this
+    /// ``StreamConnection/takeReceivedDescriptor()-ps1u`` takes them. Both ends must be opened this
     /// way (libuv's IPC pipes: `uv_pipe_init` with `ipc`). Callable from any thread.
     /// - Parameters:
     ///   - descriptor: a connected Unix-domain stream socket.
@@ -50,7 +50,7 @@ extension StreamConnection {
     /// receiver gets a descriptor of its own for the same socket, and `descriptor` stays yours
     /// (close it when you no longer need it; the receiver's copy stays open). Both share the
     /// socket's non-blocking mode, which libuv sets. The receiver reads `bytes` like any bytes
-    /// and takes the descriptor with ``takeReceivedDescriptor()``.
+    /// and takes the descriptor with ``takeReceivedDescriptor()-ps1u``.
     /// - Parameters:
     ///   - descriptor: an open socket (listening or connected, TCP or Unix-domain) or pipe.
     ///   - bytes: what travels with it, at least one byte (the kernel carries descriptors with
@@ -109,7 +109,7 @@ extension StreamConnection {
         guard status == 0 else { throw .libuv(status, "uv_write2") }
     }
 
-    /// How many received descriptors wait to be taken with ``takeReceivedDescriptor()``; each
+    /// How many received descriptors wait to be taken with ``takeReceivedDescriptor()-ps1u``; each
     /// arrives with the bytes sent with it, and is counted from the read that delivered them.
     /// Loop thread only.
     public var receivedDescriptorCount: Int {
@@ -126,8 +126,24 @@ extension StreamConnection {
     /// - Returns: the descriptor, or nil when none waits.
     /// - Throws: ``LoopError/streamClosed`` after ``close()``; ``LoopError/libuv(function:code:)``
     ///   when the process has no descriptor left for it (`UV_EMFILE`).
+    @available(*, noasync, message: "use `try await takeReceivedDescriptor()` from async code")
     public func takeReceivedDescriptor() throws(LoopError) -> Int32? {
-        let core = core("StreamConnection.takeReceivedDescriptor()")
+        let core = core("StreamConnection.takeReceivedDescriptor()", fromAsyncCode: "try await connection.takeReceivedDescriptor()")
+        return try Self.take(from: core)
+    }
+
+    /// Takes the next descriptor received, in the order they were sent. Callable from any task:
+    /// read the bytes that came with it from ``reads`` first. See ``takeReceivedDescriptor()-ps1u`` for what to do with it.
+    /// - Returns: the descriptor (yours, close-on-exec), or nil when none waits.
+    /// - Throws: ``LoopError/streamClosed`` after ``close()``; ``LoopError/libuv(function:code:)`` when the process has no descriptor left for it.
+    public func takeReceivedDescriptor() async throws(LoopError) -> Int32? {
+        let box = box
+        return try await loop.suspendOnLoopThread { (_, continuation: LoopContinuation<Int32?>) in
+            continuation.resume(with: Result { () throws(LoopError) in try Self.take(from: box.value) })
+        } cancel: { _ in }
+    }
+
+    private static func take(from core: StreamConnectionCore) throws(LoopError) -> Int32? {
         if let reason = core.closeReason { throw reason }
         return try core.handle.takeReceivedDescriptor(loop: core.loop.native)
     }

@@ -83,8 +83,10 @@ final class DescriptorPassingTests: XCTestCase {
         var reads = receiver.reads.makeAsyncIterator()
         let chunk = try await reads.next()
         XCTAssertEqual(chunk, [7])
-        let descriptor = try await thread.loop.invoke { try? receiver.takeReceivedDescriptor() }
+        let descriptor = try await receiver.takeReceivedDescriptor()
         let copy = try XCTUnwrap(descriptor)
+        let none = try await receiver.takeReceivedDescriptor()
+        XCTAssertNil(none)
         XCTAssertEqual(write(copy, "x", 1), 1, "the received copy writes into the same pipe")
         var byte: UInt8 = 0
         XCTAssertEqual(read(pipeRead, &byte, 1), 1)
