@@ -15,10 +15,12 @@ extension EchoServer {
 
 extension EchoServer {
     /// Echoes standard input to standard output, whatever they are (terminal, pipe, socket),
-    /// until standard input ends; then, once the echoes are written, the loop shuts down.
-    func startStdio() throws(LoopError) {
+    /// until standard input ends; then, once the echoes are written, the loop shuts down. `raw`
+    /// puts a terminal in raw mode, which closing the stream (or the process ending) undoes.
+    func startStdio(raw: Bool) throws(LoopError) {
         let input = try loop.openStandardStream(.input)
         let output = try loop.openStandardStream(.output)
+        if raw, input.isTerminal { try input.setTerminalMode(.raw) }
         connections[ObjectIdentifier(input)] = input
         connections[ObjectIdentifier(output)] = output
         var writing = 0

@@ -4,7 +4,8 @@
 //     uvloop-echo --host ::1 --port 7000 TCP on another address
 //     uvloop-echo --unix /tmp/echo.sock  a Unix-domain socket
 //     uvloop-echo                        the sockets systemd passed (socket activation)
-//     uvloop-echo --stdio                standard input back to standard output
+//     uvloop-echo --stdio [--raw]        standard input back to standard output (--raw: a terminal
+//                                        in raw mode, restored at exit and on SIGHUP)
 //     uvloop-echo --listener-channel 3   the listening sockets that arrive over Unix socket 3
 //
 // It prints "listening on ADDRESS" once it accepts connections, and stops cleanly on SIGTERM or
@@ -19,11 +20,13 @@ struct Options {
     var unixPath: String?
     /// Echo standard input to standard output instead of serving sockets.
     var stdio = false
+    /// With `--stdio` on a terminal: raw mode (key by key, no echo by the terminal).
+    var raw = false
     /// A Unix socket on which the listening sockets to serve arrive (a pre-forked worker).
     var listenerChannel: Int32?
 
     static let usage =
-        "usage: uvloop-echo --port N [--host ADDRESS] | --unix PATH | --stdio | --listener-channel FD | (socket-activated)"
+        "usage: uvloop-echo --port N [--host ADDRESS] | --unix PATH | --stdio [--raw] | --listener-channel FD | (socket-activated)"
 
     /// Whether a service manager passed listening sockets (see `SocketActivation`).
     static var isSocketActivated: Bool { getenv("LISTEN_FDS") != nil }
@@ -31,8 +34,9 @@ struct Options {
     init(_ arguments: [String]) throws(LoopError) {
         var rest = arguments[...]
         while let flag = rest.popFirst() {
-            if flag == "--stdio" {
+            if flag == "--stdio" || flag == "--raw" {
                 stdio = true
+                raw = raw || flag == "--raw"
                 continue
             }
             guard let value = rest.popFirst() else { throw .invalidArgument("\(flag) needs a value; \(Self.usage)") }
@@ -127,7 +131,7 @@ do {
     // The server is the loop thread's; the signal handlers reach it through a LoopBound.
     let server = LoopBound(EchoServer(loop: loop), loop: loop)
     if options.stdio {
-        try server.value.startStdio()
+        try server.value.startStdio(raw: options.raw)
     } else if let channel = options.listenerChannel {
         try server.value.startFromChannel(channel)
     } else if options.port == nil && options.unixPath == nil {
