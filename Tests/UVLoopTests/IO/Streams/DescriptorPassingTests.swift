@@ -42,6 +42,7 @@ final class DescriptorPassingTests: XCTestCase {
     }
 
     func testADescriptorTravelsWithItsBytes() throws {
+        let before = openDescriptorCount()   // the loop's own descriptors close at its shutdown too
         let loop = try Loop()
         let (left, right) = socketPair()
         let sender = try loop.openDescriptorChannel(descriptor: left, ownership: .take)
@@ -70,6 +71,7 @@ final class DescriptorPassingTests: XCTestCase {
         loop.turn(until: { accepted != nil && client != nil })
         loop.shutdown()
         XCTAssertFalse(isOpen(received[0]))
+        XCTAssertEqual(openDescriptorCount(), before, "no duplicate or carrier is left open")
     }
 
     func testTheAsyncFaceSends() async throws {
