@@ -61,7 +61,7 @@ extension StreamConnection {
     /// - Throws: ``LoopError/invalidArgument(_:)`` when the stream does not carry descriptors or
     ///   `bytes` is empty; ``LoopError/streamClosed`` after ``close()``;
     ///   ``LoopError/libuv(function:code:)`` when `descriptor` cannot be sent (`UV_EBADF`).
-    @available(*, noasync, message: "use `try await sendDescriptor(_:with:)` from async code")
+    @available(*, noasync, message: "from async code use `try await connection.sendDescriptor(_:with:)`; this overload runs on the loop's thread only")
     public func sendDescriptor(_ descriptor: Int32, with bytes: [UInt8] = [0], completion: ((LoopError?) -> Void)? = nil) throws(LoopError) {
         let core = core("StreamConnection.sendDescriptor(_:with:completion:)", fromAsyncCode: "try await connection.sendDescriptor(_:with:)")
         try Self.send(descriptor, with: bytes, on: core, completion: completion)
@@ -126,7 +126,7 @@ extension StreamConnection {
     /// - Returns: the descriptor, or nil when none waits.
     /// - Throws: ``LoopError/streamClosed`` after ``close()``; ``LoopError/libuv(function:code:)``
     ///   when the process has no descriptor left for it (`UV_EMFILE`).
-    @available(*, noasync, message: "use `try await takeReceivedDescriptor()` from async code")
+    @available(*, noasync, message: "from async code use `try await connection.takeReceivedDescriptor()`; this overload runs on the loop's thread only")
     public func takeReceivedDescriptor() throws(LoopError) -> Int32? {
         let core = core("StreamConnection.takeReceivedDescriptor()", fromAsyncCode: "try await connection.takeReceivedDescriptor()")
         return try Self.take(from: core)
