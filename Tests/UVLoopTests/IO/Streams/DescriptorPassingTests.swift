@@ -122,6 +122,23 @@ final class DescriptorPassingTests: XCTestCase {
         XCTAssertTrue(isOpen(listening))
     }
 
+    func testADetachRightAfterASendLeavesTheOwnersLoopClosableAfterOneTurn() throws {
+        let cLoop = makeCLoop()
+        defer { cLoop.deallocate() }
+        let loop = try Loop.attach(cLoop)
+        let (left, right) = socketPair()
+        defer { close(right) }
+        let sender = try loop.openDescriptorChannel(descriptor: left, ownership: .take)
+        let (listening, _) = listeningSocket()
+        defer { close(listening) }
+        var sent: LoopError?? = .none
+        try sender.sendDescriptor(listening) { sent = $0 }
+        loop.detach()
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(uv_loop_close(cLoop), 0, "the carrier closed with the stream")
+        XCTAssertEqual(sent, .some(nil), "the kernel had the descriptor before the detach")
+    }
+
     func testFaults() throws {
         let loop = try Loop()
         let (reader, writer) = try loop.makePipe()

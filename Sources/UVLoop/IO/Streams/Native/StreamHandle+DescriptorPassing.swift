@@ -41,14 +41,14 @@ extension StreamHandle {
     func send(descriptor: Int32, with bytes: [UInt8], loop: NativeLoop, _ done: @escaping (Int32) -> Void) -> Int32 {
         let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 3)
         guard duplicate != -1 else { return -errno }
-        let carrier: LibUVHandle<uv_pipe_t>
+        let carrier: DescriptorCarrier
         do {
-            carrier = try LibUVHandle("uv_pipe_init", initialize: { uv_pipe_init(loop.pointer, $0, 0) }, fire: {})
+            carrier = DescriptorCarrier(try LibUVHandle("uv_pipe_init", initialize: { uv_pipe_init(loop.pointer, $0, 0) }, fire: {}))
         } catch {
             Glibc.close(duplicate)
             return Int32(UV_ENOMEM.rawValue)
         }
-        let opened = uv_pipe_open(carrier.pointer, duplicate)
+        let opened = uv_pipe_open(carrier.handle.pointer, duplicate)
         guard opened == 0 else {
             Glibc.close(duplicate)
             carrier.close()
@@ -62,7 +62,7 @@ extension StreamHandle {
             done(status)
         }
         var buffer = uv_buf_t(base: storage.baseAddress!.assumingMemoryBound(to: CChar.self), len: bytes.count)
-        let carried = UnsafeMutableRawPointer(carrier.pointer).assumingMemoryBound(to: uv_stream_t.self)
+        let carried = UnsafeMutableRawPointer(carrier.handle.pointer).assumingMemoryBound(to: uv_stream_t.self)
         // libuv copies the uv_buf_t array but not the bytes: they stay allocated until the write
         // callback (through `StreamRequest`), which frees them.
         let status = uv_write2(request.request, pointer, &buffer, 1, carried) { request, status in
@@ -74,6 +74,28 @@ extension StreamHandle {
             carrier.close()
             return status
         }
+        // libuv writes at once when nothing is queued before, and forgets the handle once its
+        // descriptor is sent: the carrier can close now, in the same closing phase as the stream
+        // would, so that a detach right after leaves nothing for a later turn.
+        if request.request.pointee.send_handle == nil { carrier.close() }
         return 0
+    }
+}
+
+/// The pipe handle that carries a descriptor being sent, until libuv has sent it: closed once,
+/// as soon as libuv no longer needs it. Loop thread only.
+final class DescriptorCarrier {
+    let handle: LibUVHandle<uv_pipe_t>
+    private var closed = false
+
+    init(_ handle: LibUVHandle<uv_pipe_t>) {
+        self.handle = handle
+    }
+
+    /// Closes the handle (and its duplicate descriptor), once.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        handle.close()
     }
 }
