@@ -180,3 +180,23 @@ public struct TerminalSizes: AsyncSequence, Sendable {
 
 @available(*, unavailable)
 extension TerminalSizes.Iterator: Sendable {}
+
+extension IsolatedLoop {
+    /// Calls `handler` on the loop's thread with `terminal`'s new size whenever its window
+    /// changes; see ``StreamConnection/watchTerminalSize(_:)``. The handler may capture
+    /// loop-thread state (it is not `@Sendable`).
+    /// - Parameters:
+    ///   - terminal: a stream on a terminal, of this loop.
+    ///   - handler: gets the stream and its new size.
+    /// - Returns: the signal watch; cancel it to stop.
+    /// - Throws: like ``StreamConnection/watchTerminalSize(_:)``.
+    @discardableResult
+    @available(*, noasync, message: "use the loop's own verbs, with Sendable closures, from async code")
+    public func watchTerminalSize(
+        of terminal: StreamConnection, _ handler: @escaping (StreamConnection, TerminalSize) -> Void
+    ) throws(LoopError) -> SignalWatch {
+        loop.preconditionOnLoopThread("IsolatedLoop.watchTerminalSize(of:_:)")
+        let box = LoopConfined(handler)
+        return try terminal.watchTerminalSize { terminal, size in box.value(terminal, size) }
+    }
+}

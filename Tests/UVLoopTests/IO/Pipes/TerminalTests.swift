@@ -116,6 +116,14 @@ final class TerminalTests: XCTestCase {
         XCTAssertEqual(sizes.values, [TerminalSize(columns: 132, rows: 43)])
         XCTAssertEqual(TerminalSize(columns: 132, rows: 43).description, "132x43")
         watch.cancel()
+        // The loop-thread form: the handler keeps loop-thread state, no lock.
+        var seen: [TerminalSize] = []
+        let isolated = try loop.assumeIsolated().watchTerminalSize(of: terminal) { _, size in seen.append(size) }
+        resize(master, columns: 100, rows: 50)
+        XCTAssertEqual(kill(getpid(), SIGWINCH), 0)
+        loop.turn(until: { !seen.isEmpty })
+        XCTAssertEqual(seen, [TerminalSize(columns: 100, rows: 50)])
+        isolated.cancel()
         loop.shutdown()
     }
 
