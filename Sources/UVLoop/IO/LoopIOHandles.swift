@@ -9,7 +9,8 @@ final class LoopIOHandles {
     /// How to close each open handle at shutdown or detach.
     private var open: [ObjectIdentifier: () -> Void] = [:]
     /// The descriptors that a descriptor watch of this loop holds, paused ones included (libuv
-    /// only knows of those it polls). See `Loop.watchDescriptor`.
+    /// only knows of those it polls), and those a stream was opened on (borrowed ones, which
+    /// libuv knows by their duplicate). See `Loop.watchDescriptor`, `Loop.openConnection`.
     var watchedDescriptors: Set<Int32> = []
     /// The buffer every stream on this loop reads into (see `StreamReadBuffer`), made by the first.
     lazy var streamReadBuffer = StreamReadBuffer()

@@ -54,6 +54,29 @@ let cases: [String: () throws -> Void] = [
         let address = try SocketAddress(ip: "127.0.0.1", port: 0)
         onAnotherThread { _ = try? loop.listen(on: address) { _ in } }
     },
+    "listen-descriptor-off-thread": {
+        let loop = try Loop()
+        onAnotherThread { _ = try? loop.listen(descriptor: 0, ownership: .borrow) { _ in } }
+    },
+    "activated-listeners-off-thread": {
+        let loop = try Loop()
+        onAnotherThread { _ = try? loop.activatedListeners { _ in } }
+    },
+    "terminal-mode-off-thread": {
+        let loop = try Loop()
+        let (reader, _) = try loop.makePipe()
+        onAnotherThread { try? reader.setTerminalMode(.raw) }
+    },
+    "send-descriptor-off-thread": {
+        let loop = try Loop()
+        let (_, writer) = try loop.makePipe()
+        onAnotherThread { try? writer.sendDescriptor(0) }
+    },
+    "take-received-descriptor-off-thread": {
+        let loop = try Loop()
+        let (_, writer) = try loop.makePipe()
+        onAnotherThread { _ = try? writer.takeReceivedDescriptor() }
+    },
     "start-reading-without-a-handler": {
         let loop = try Loop()
         var accepted: StreamConnection?

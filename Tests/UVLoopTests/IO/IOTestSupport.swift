@@ -1,5 +1,6 @@
 import CLibUV
 import Glibc
+import Foundation
 import XCTest
 
 @testable import UVLoop
@@ -77,4 +78,9 @@ final class OwnersHandle {
             UnsafeMutableRawPointer(handle)?.deallocate()
         }
     }
+}
+
+/// The number of descriptors open in this process (the entries of /proc/self/fd).
+func openDescriptorCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
 }

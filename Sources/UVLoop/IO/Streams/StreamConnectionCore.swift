@@ -42,6 +42,12 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         try openStream(kind, socketFamily: socketFamily, delegate: self)
     }
 
+    /// Opens a stream on a descriptor someone else opened (see `Loop.openConnection`).
+    init(loop: Loop, descriptor: Int32, kind: StreamHandle.Kind, ownership: DescriptorOwnership, ipc: Bool = false) throws(LoopError) {
+        try super.init(loop: loop)
+        try openStream(descriptor: descriptor, kind: kind, ownership: ownership, ipc: ipc, delegate: self)
+    }
+
     // MARK: closing
 
     /// The next close resets the connection (TCP `SO_LINGER` 0) instead of closing it gracefully.

@@ -17,6 +17,12 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
         try openStream(kind, socketFamily: socketFamily, delegate: self)
     }
 
+    /// Listens on a socket someone else opened (see `Loop.listen(descriptor:)`).
+    init(loop: Loop, descriptor: Int32, kind: StreamHandle.Kind, ownership: DescriptorOwnership) throws(LoopError) {
+        try super.init(loop: loop)
+        try openStream(descriptor: descriptor, kind: kind, ownership: ownership, ipc: false, delegate: self)
+    }
+
     /// Closes the connections accepted but not taken (the async face). Calls no user code.
     override func didClose(reason: LoopError) {
         for case .success(let connection) in accepted[acceptedHead...] {

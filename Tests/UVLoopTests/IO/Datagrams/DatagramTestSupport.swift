@@ -27,7 +27,3 @@ func loopbackSocket(on loop: Loop, options: DatagramSocket.Options = .init()) th
     try loop.openDatagramSocket(bindingTo: SocketAddress(ip: "127.0.0.1", port: 0), options: options)
 }
 
-/// The number of descriptors this process has open (the entries of /proc/self/fd).
-func openDescriptorCount() -> Int {
-    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
-}

@@ -24,14 +24,14 @@ enum StreamWriteOutcome {
     case failed(Int32)
 }
 
-/// One `uv_tcp_t` or `uv_pipe_t`, seen as the `uv_stream_t` both begin with: a `LibUVHandle`
+/// One `uv_tcp_t`, `uv_pipe_t` or `uv_tty_t`, seen as the `uv_stream_t` they begin with: a `LibUVHandle`
 /// (allocated zeroed, initialized, freed only in its close callback). Loop thread only.
 ///
 /// Its `data` field holds a retained `StreamHandleContext` (the delegate, the loop's read buffer
 /// and this handle's pool of write requests) from `init` until the close callback, which
 /// releases it; so the delegate stays alive as long as libuv may call it.
 struct StreamHandle: NativeIOHandle {
-    enum Kind { case tcp, pipe }
+    enum Kind { case tcp, pipe, tty }
 
     let handle: LibUVHandle<uv_stream_t>
     let kind: Kind
@@ -45,11 +45,10 @@ struct StreamHandle: NativeIOHandle {
     ) throws(LoopError) {
         let name = switch kind {
         case .tcp: socketFamily == nil ? "uv_tcp_init" : "uv_tcp_init_ex"
-        case .pipe: "uv_pipe_init"
+        case .pipe, .tty: "uv_pipe_init"
         }
         handle = try LibUVHandle(
-            name, byteCount: kind == .tcp ? MemoryLayout<uv_tcp_t>.size : MemoryLayout<uv_pipe_t>.size,
-            alignment: max(MemoryLayout<uv_tcp_t>.alignment, MemoryLayout<uv_pipe_t>.alignment),
+            name, byteCount: kind.byteCount, alignment: Kind.alignment,
             initialize: { stream in
                 let raw = UnsafeMutableRawPointer(stream)
                 switch kind {
@@ -57,7 +56,7 @@ struct StreamHandle: NativeIOHandle {
                     let tcp = raw.assumingMemoryBound(to: uv_tcp_t.self)
                     if let socketFamily { return uv_tcp_init_ex(loop.pointer, tcp, UInt32(socketFamily)) }
                     return uv_tcp_init(loop.pointer, tcp)
-                case .pipe:
+                case .pipe, .tty:
                     return uv_pipe_init(loop.pointer, raw.assumingMemoryBound(to: uv_pipe_t.self), 0)
                 }
             },
@@ -72,16 +71,16 @@ struct StreamHandle: NativeIOHandle {
 
     private var base: UnsafeMutablePointer<uv_handle_t> { handle.base }
 
-    private var tcp: UnsafeMutablePointer<uv_tcp_t> {
+    var tcp: UnsafeMutablePointer<uv_tcp_t> {
         UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: uv_tcp_t.self)
     }
 
-    private var pipe: UnsafeMutablePointer<uv_pipe_t> {
+    var pipe: UnsafeMutablePointer<uv_pipe_t> {
         UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: uv_pipe_t.self)
     }
 
     @inline(__always)
-    private static func context(of stream: UnsafeMutableRawPointer) -> StreamHandleContext {
+    static func context(of stream: UnsafeMutableRawPointer) -> StreamHandleContext {
         LibUVHandle<uv_stream_t>.context(of: stream, as: StreamHandleContext.self)
     }
 
@@ -89,15 +88,24 @@ struct StreamHandle: NativeIOHandle {
 
     /// Closes the handle; libuv calls back in a later closing phase (after failing queued writes
     /// with `UV_ECANCELED`), which tells the delegate, releases the context and frees the memory.
-    /// Closing twice does nothing.
-    func close() { handle.close() }
+    /// A terminal is put back in normal mode first; a stream opened on a descriptor then lets it
+    /// go (see `OpenedDescriptor`). Closing twice does nothing.
+    func close() {
+        let context = Self.context(of: pointer)
+        if kind == .tty { _ = setTerminalMode(UV_TTY_MODE_NORMAL) }
+        handle.close()
+        context.openedDescriptor?.release()
+    }
 
     /// Closes a TCP handle with a reset (`SO_LINGER` 0: the peer reads `ECONNRESET`); a plain
     /// close when libuv refuses (a pipe, or writes already shut down).
     func closeWithReset() {
         if uv_is_closing(base) != 0 { return }
-        if kind == .tcp, uv_tcp_close_reset(tcp, handle.closedCallback) == 0 { return }
-        handle.close()
+        if kind == .tcp, uv_tcp_close_reset(tcp, handle.closedCallback) == 0 {
+            Self.context(of: pointer).openedDescriptor?.release()
+            return
+        }
+        close()
     }
 
     /// Lets the handle stop keeping the loop alive on its own (`uv_unref`).
@@ -185,6 +193,8 @@ struct StreamHandle: NativeIOHandle {
             return address.withNative { uv_tcp_bind(tcp, $0, 0) }
         case .pipe:
             return uv_pipe_bind(pipe, address.path ?? "")
+        case .tty:
+            return Int32(UV_EINVAL.rawValue)
         }
     }
 
@@ -221,6 +231,9 @@ struct StreamHandle: NativeIOHandle {
         case .pipe:
             uv_pipe_connect(request.request, pipe, address.path ?? "", callback)
             return 0
+        case .tty:
+            request.abandon()
+            return Int32(UV_EINVAL.rawValue)
         }
     }
 
@@ -231,6 +244,7 @@ struct StreamHandle: NativeIOHandle {
         switch kind {
         case .tcp: return SocketAddress.reading { uv_tcp_getsockname(tcp, $0, $1) }
         case .pipe: return SocketAddress.readingPath { uv_pipe_getsockname(pipe, $0, $1) }
+        case .tty: return nil
         }
     }
 
@@ -239,6 +253,7 @@ struct StreamHandle: NativeIOHandle {
         switch kind {
         case .tcp: return SocketAddress.reading { uv_tcp_getpeername(tcp, $0, $1) }
         case .pipe: return SocketAddress.readingPath { uv_pipe_getpeername(pipe, $0, $1) }
+        case .tty: return nil
         }
     }
 
@@ -255,6 +270,8 @@ struct StreamHandle: NativeIOHandle {
 final class StreamHandleContext: HandleContext {
     var delegate: (any StreamHandleDelegate)?
     let readBuffer: StreamReadBuffer
+    /// The descriptor the stream was opened on, when it was (`StreamHandle.init(opening:...)`).
+    var openedDescriptor: OpenedDescriptor?
     private var freeWrites: [StreamWriteRequest] = []
 
     init(readBuffer: StreamReadBuffer) {
