@@ -18,6 +18,8 @@ extension LoopError {
         case .streamClosed: return Int32(UV_EBADF.rawValue)
         case .writesShutDown: return Int32(UV_EPIPE.rawValue)
         case .cancelled: return Int32(UV_ECANCELED.rawValue)
+        case .frameTooLong: return Int32(UV_E2BIG.rawValue)
+        case .incompleteFrame: return Int32(UV_EOF.rawValue)
         case .invalidArgument, .mainLoopAlreadyChosen:
             return UVLOOP_EINVAL
         }

@@ -45,6 +45,13 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What the call waits on stays usable: the connection or listener is still open, and a
     /// write's bytes stay queued. A connect or name lookup in progress is abandoned.
     case cancelled
+    /// A frame read with ``StreamFraming`` was longer than its `maxLength` (a line without its
+    /// end, a length prefix announcing more): reading stopped there. The connection stays open
+    /// for writing: answer, then close it (``StreamConnection/closeAfterFlushing(within:)``).
+    case frameTooLong(maxLength: Int)
+    /// The stream ended in the middle of a length-prefixed frame; `byteCount` bytes of it had
+    /// arrived.
+    case incompleteFrame(byteCount: Int)
 
     static func libuv(_ code: Int32, _ function: String) -> LoopError {
         .libuv(function: function, code: code)
@@ -77,6 +84,10 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the connection's writing side was shut down (shutdownWrites) and accepts no more writes; write everything before shutting down writes"
         case .cancelled:
             return "the waiting task was cancelled, so the call returned without its result; the connection or listener stays open (a write's bytes stay queued), and a new call may wait again"
+        case .frameTooLong(let maxLength):
+            return "a frame was longer than its limit of \(maxLength) bytes, and reading stopped; answer the peer if the protocol says so, then close the connection (closeAfterFlushing), or raise maxLength"
+        case .incompleteFrame(let byteCount):
+            return "the stream ended inside a length-prefixed frame (\(byteCount) bytes of it had arrived); the peer closed early"
         case .libuv(let function, let code):
             return "\(function) failed: \(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))"
         }
