@@ -61,8 +61,9 @@ extension StreamConnection {
     /// Closes the connection once what was written has left: reads stop reaching the read
     /// handler (or ``reads``) at once, the writing side is shut down after the queued writes
     /// (the peer reads the end of the stream after the last reply), what the peer still sends
-    /// is read and discarded until it ends its side too, and then the connection closes. At
-    /// `deadline` it closes whatever is left. Callable from any thread; idempotent.
+    /// is read and discarded until it ends its side too (or sends nothing for a second), and
+    /// then the connection closes. At `deadline` it closes whatever is left. Callable from any
+    /// thread; idempotent.
     ///
     /// ``close()`` right after ``write(_:completion:)-(UnsafeRawBufferPointer,_)`` drops what the
     /// kernel did not take yet, and closing with unread bytes from the peer makes the kernel

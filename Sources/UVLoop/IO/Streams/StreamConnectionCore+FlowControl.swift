@@ -3,6 +3,10 @@
 final class FlushingClose {
     /// The deadline's timer; cancelled when the close happens first.
     var timer: LoopTimer?
+    /// Once flushed: closes when the peer has sent nothing for `lingerTime` (a peer that does
+    /// not end its side is not waited for until the deadline).
+    var lingerTimer: LoopTimer?
+    static let lingerTime = Duration.seconds(1)
     /// Told, once closed, whether every queued byte was handed to the kernel first.
     var completions: [(Bool) -> Void] = []
     /// The half-close that flushes the queue has completed (or was not needed).
@@ -74,10 +78,10 @@ extension StreamConnectionCore {
 
     // MARK: closing after flushing
 
-    /// Closes once every queued write is handed to the kernel and the peer has read the end of
-    /// the stream (or at `deadline`, whatever is left): stops delivering reads, half-closes, and
-    /// discards what the peer still sends until it ends too, so that the kernel does not reset
-    /// the connection over unread bytes and drop the reply on its way.
+    /// Closes once every queued write is handed to the kernel and the peer has ended its side
+    /// or gone quiet (or at `deadline`, whatever is left): stops delivering reads, half-closes,
+    /// and discards what the peer still sends, so that the kernel does not reset the connection
+    /// over unread bytes and drop the reply on its way.
     func closeAfterFlushing(within deadline: Duration, _ completion: ((Bool) -> Void)?) {
         guard isOpen else {
             completion?(queuedWriteBytes == 0)
@@ -117,13 +121,25 @@ extension StreamConnectionCore {
         finishFlushingClose()
     }
 
-    /// Closes if the flush and the peer's end are both done.
+    /// Closes if the flush and the peer's end are both done; once flushed, lingers for the
+    /// peer's end while it still sends.
     func finishFlushingClose() {
         guard let flushing = flushingClose, isOpen else { return }
         if writesShutDown, !flushing.writesFlushed { return }
         if !writesShutDown, queuedWriteBytes > 0 { return }
-        if !flushing.peerEnded, readEnd == nil { return }
+        if !flushing.peerEnded, readEnd == nil {
+            if flushing.lingerTimer == nil {
+                let box = LoopConfinedObject(self)
+                flushing.lingerTimer = try? loop.schedule(after: FlushingClose.lingerTime) { box.value.flushingCloseDeadlineHasPassed() }
+            }
+            return
+        }
         close(reason: .streamClosed)
+    }
+
+    /// The peer still sends while a flushing close lingers: give it more time to end.
+    func flushingCloseDiscardedARead() {
+        _ = flushingClose?.lingerTimer?.reschedule(after: FlushingClose.lingerTime)
     }
 
     private func flushingCloseDeadlineHasPassed() {
@@ -138,6 +154,8 @@ extension StreamConnectionCore {
         guard let flushing = flushingClose else { return }
         flushing.timer?.cancel()
         flushing.timer = nil
+        flushing.lingerTimer?.cancel()
+        flushing.lingerTimer = nil
         let flushed = (writesShutDown ? flushing.writesFlushed : queuedWriteBytes == 0)
         let completions = flushing.completions
         flushing.completions.removeAll()

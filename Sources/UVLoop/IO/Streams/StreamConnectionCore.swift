@@ -156,7 +156,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             // A reader that does not keep up: leave the rest in the kernel (and the peer).
             if bufferedReadBytes >= readBufferLimit { pauseReading() }
         case .idle:
-            break
+            if flushingClose != nil { flushingCloseDiscardedARead() }
         }
     }
 
