@@ -124,6 +124,9 @@ extension StreamConnection {
         misusePrecondition(
             core.readMode != .async,
             "UVLoop: startReading(framing:) on a StreamConnection whose reads or frames sequence is in use; use one way of reading")
+        misusePrecondition(
+            core.outgoingPipe == nil,
+            "UVLoop: startReading(framing:) on a StreamConnection that pipe(to:) reads; a connection has one reader")
         try framing.validate()
         if let reason = core.closeReason { throw reason }
         let reader = FramedReader(framing, handler)

@@ -43,6 +43,8 @@ extension StreamConnection {
         misusePrecondition(
             core.readMode != .async,
             "UVLoop: startReading on a StreamConnection whose reads sequence is in use; use one way of reading")
+        misusePrecondition(
+            core.outgoingPipe == nil, "UVLoop: startReading on a StreamConnection that pipe(to:) reads; a connection has one reader")
         if let reason = core.closeReason { throw reason }
         core.readHandler = handler
         core.readResumer = nil

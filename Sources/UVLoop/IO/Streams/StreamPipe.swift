@@ -124,6 +124,9 @@ extension StreamConnection {
         _ completion: ((LoopError?) -> Void)? = nil
     ) throws(LoopError) {
         let source = core("StreamConnection.pipe(to:endingDestination:_:)")
+        misusePrecondition(
+            destination.loop === loop,
+            "UVLoop: pipe(to:) into a StreamConnection of another loop; pipe between connections of one loop (or copy with reads and write across loops)")
         let target = destination.box.value
         misusePrecondition(
             source.readMode != .async,
@@ -141,10 +144,14 @@ extension StreamConnection {
     /// - Parameters:
     ///   - destination: where the bytes go.
     ///   - endingDestination: whether the end of this stream half-closes `destination`.
-    /// - Throws: how the pipe failed (both connections are closed then), and
-    ///   ``LoopError/cancelled`` when the task is cancelled: the pipe stops, and both connections
-    ///   stay open.
+    /// - Throws: how the pipe failed (both connections are closed then),
+    ///   ``LoopError/invalidArgument(_:)`` when either connection is read already or the two
+    ///   belong to different loops, and ``LoopError/cancelled`` when the task is cancelled: the
+    ///   pipe stops, and both connections stay open.
     public func pipe(to destination: StreamConnection, endingDestination: Bool = true) async throws(LoopError) {
+        guard destination.loop === loop else {
+            throw .invalidArgument("pipe(to:) connects two connections of one loop; this destination belongs to another loop")
+        }
         let box = box
         let targetBox = destination.box
         try await loop.suspendOnLoopThread { (waiter, continuation: LoopContinuation<Void>) in
