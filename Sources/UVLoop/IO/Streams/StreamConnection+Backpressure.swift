@@ -45,19 +45,6 @@ extension StreamConnection {
         } cancel: { _ in }
     }
 
-    /// Sets the write water marks (see ``setWriteWaterMarks(low:high:)``) from any task.
-    /// - Parameters:
-    ///   - low: the queued bytes at or below which writing may go on.
-    ///   - high: the queued bytes above which writers should wait.
-    /// - Throws: ``LoopError/invalidArgument(_:)`` unless `0 <= low <= high`; the loop's
-    ///   ``LoopError/shutDown`` once it no longer runs work.
-    public func setWriteWaterMarks(low: Int, high: Int) async throws(LoopError) {
-        let box = box
-        try await loop.suspendOnLoopThread { (_, continuation: LoopContinuation<Void>) in
-            continuation.resume(with: Result { () throws(LoopError) in try box.value.setWaterMarks(low: low, high: high) })
-        } cancel: { _ in }
-    }
-
     /// Closes the connection once what was written has left: reads stop reaching the read
     /// handler (or ``reads``) at once, the writing side is shut down after the queued writes
     /// (the peer reads the end of the stream after the last reply), what the peer still sends

@@ -141,13 +141,7 @@ final class StreamFlowControlTests: XCTestCase {
         let client = try await loop.connect(to: listener.localAddress)
         var connections = listener.connections.makeAsyncIterator()
         let server = try await connections.next()!
-        try await client.setWriteWaterMarks(low: 1024, high: 4096)
-        do {
-            try await client.setWriteWaterMarks(low: 5, high: 1)
-            XCTFail("low above high is refused")
-        } catch {
-            guard case .invalidArgument = error else { return XCTFail("\(error)") }
-        }
+        try await loop.invoke { try client.setWriteWaterMarks(low: 1024, high: 4096) }
         let status = try await client.writeQueueStatus()
         XCTAssertEqual(status, StreamWriteQueueStatus(queuedBytes: 0, isWritable: true, lowWaterMark: 1024, highWaterMark: 4096))
 
