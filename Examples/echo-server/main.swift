@@ -6,6 +6,12 @@
 //
 // It prints "listening on ADDRESS" once it accepts connections, and stops cleanly on SIGTERM or
 // SIGINT: the listener and every connection close, the loop shuts down, exit status 0.
+//
+// A client that sends and never reads the echoes costs it no more than the write queue's
+// high-water mark plus one read: the read handler's reading follows the write queue (an echo
+// that leaves the queue above the mark pauses reading until the client catches up), so the
+// kernel holds the client back instead of the server queueing its bytes (scripts/test-echo
+// checks it with 512 MiB).
 import Glibc
 import UVLoop
 
@@ -47,7 +53,7 @@ struct Options {
 final class EchoServer {
     let loop: Loop
     private var listener: StreamListener?
-    private var connections: [ObjectIdentifier: StreamConnection] = [:]
+    private var connections: Set<StreamConnection> = []
 
     init(loop: Loop) {
         self.loop = loop
@@ -57,11 +63,11 @@ final class EchoServer {
         listener = try loop.listen(on: address) { [self] accepted in
             guard case .success(let connection) = accepted else { return }
             try? connection.setNoDelay(true)
-            connections[ObjectIdentifier(connection)] = connection
+            connections.insert(connection)
             try? connection.startReading { [self] connection, read in
                 switch read {
                 case .bytes(let bytes):
-                    try? connection.write(bytes)
+                    try? connection.write(bytes)   // above the high-water mark, reading pauses
                 case .end:
                     // The client is done sending: finish our side once the echoes are out.
                     try? connection.shutdownWrites { [self] _ in drop(connection) }
@@ -76,14 +82,14 @@ final class EchoServer {
 
     private func drop(_ connection: StreamConnection) {
         connection.close()
-        connections[ObjectIdentifier(connection)] = nil
+        connections.remove(connection)
     }
 
     /// Closes the listener and every connection; the loop then has nothing left open.
     func stop() {
         listener?.close()
         listener = nil
-        for connection in connections.values { connection.close() }
+        for connection in connections { connection.close() }
         connections.removeAll()
     }
 }
