@@ -47,7 +47,7 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     case cancelled
     /// A frame read with ``StreamFraming`` was longer than its `maxLength` (a line without its
     /// end, a length prefix announcing more): reading stopped there. The connection stays open
-    /// for writing: answer, then close it (``StreamConnection/closeAfterFlushing(within:)``).
+    /// for writing: answer, then close it (``StreamConnection/closeAfterFlushing(within:)->()``).
     case frameTooLong(maxLength: Int)
     /// The stream ended in the middle of a length-prefixed frame; `byteCount` bytes of it had
     /// arrived.

@@ -63,7 +63,7 @@ extension StreamConnection {
     }
 
     /// Closes the connection once what was written has left (see
-    /// ``closeAfterFlushing(within:)``), and waits until it is closed. Callable from any task.
+    /// ``closeAfterFlushing(within:)->()``), and waits until it is closed. Callable from any task.
     /// Cancelling the task does not end the wait: the deadline bounds it.
     /// - Parameter deadline: how long the flush may take, on the loop's clock.
     /// - Returns: whether every queued byte was handed to the kernel before the close.

@@ -8,7 +8,7 @@ public enum StreamFrame {
     case frame(UnsafeRawBufferPointer)
     /// A frame was longer than the framing's `maxLength`: reading has stopped, and no frame
     /// follows. The connection stays open for writing: answer if the protocol says so, then
-    /// close it with ``StreamConnection/closeAfterFlushing(within:)`` so that the answer arrives.
+    /// close it with ``StreamConnection/closeAfterFlushing(within:)->()`` so that the answer arrives.
     case tooLong(maxLength: Int)
     /// The peer shut down its writing side. A last line (or delimited frame) without its end
     /// came as a frame first.
@@ -129,6 +129,7 @@ extension StreamConnection {
             "UVLoop: startReading(framing:) on a StreamConnection that pipe(to:) reads; a connection has one reader")
         try framing.validate()
         if let reason = core.closeReason { throw reason }
+        if core.flushingClose != nil { throw .streamClosed }
         let reader = FramedReader(framing, handler)
         core.readHandler = { connection, read in reader.read(connection.box.value, connection, read) }
         core.readResumer = { core in reader.resume(core) }

@@ -46,6 +46,7 @@ extension StreamConnection {
         misusePrecondition(
             core.outgoingPipe == nil, "UVLoop: startReading on a StreamConnection that pipe(to:) reads; a connection has one reader")
         if let reason = core.closeReason { throw reason }
+        if core.flushingClose != nil { throw .streamClosed }
         core.readHandler = handler
         core.readResumer = nil
         core.pausesReadingWhileUnwritable = pausingWhileUnwritable

@@ -201,6 +201,8 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         misusePrecondition(
             readMode != .callback,
             "UVLoop: reading a StreamConnection's reads sequence while a read handler is installed (startReading); use one way of reading")
+        // Closing after flushing: reads are discarded from then on.
+        if flushingClose != nil { return continuation.resume(throwing: .streamClosed) }
         readMode = .async
         if chunkHead < chunks.count {
             let chunk = chunks[chunkHead]

@@ -60,7 +60,7 @@ extension StreamListener {
     /// Loop thread only.
     ///
     /// A connection that should finish sooner (an idle keep-alive connection, say) is the
-    /// server's to close: ``StreamConnection/closeAfterFlushing(within:)`` lets its last answer
+    /// server's to close: ``StreamConnection/closeAfterFlushing(within:)->()`` lets its last answer
     /// arrive. Calling it again adds a completion to the drain under way.
     /// - Parameters:
     ///   - deadline: how long the open connections get, on the loop's clock.

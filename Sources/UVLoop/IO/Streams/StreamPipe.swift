@@ -25,6 +25,7 @@ final class StreamPipeCore {
 
     func start() throws(LoopError) {
         if let reason = source.closeReason ?? destination.closeReason { throw reason }
+        if source.flushingClose != nil { throw .streamClosed }
         if destination.writesShutDown { throw .writesShutDown }
         source.outgoingPipe = self
         destination.incomingPipe = self

@@ -73,6 +73,22 @@ final class StreamClosingTests: XCTestCase {
         loop.shutdown()
     }
 
+    func testReadingAConnectionThatClosesAfterFlushingIsRefused() throws {
+        let loop = try Loop.manual()
+        let (client, server, listener) = try connectedPair(on: loop)
+        try server.write(reply)
+        server.closeAfterFlushing()
+        XCTAssertThrowsError(try server.startReading { _, _ in }) { XCTAssertEqual($0 as? LoopError, .streamClosed) }
+        XCTAssertThrowsError(try server.startReading(framing: .lines(maxLength: 8)) { _, _ in }) {
+            XCTAssertEqual($0 as? LoopError, .streamClosed)
+        }
+        XCTAssertThrowsError(try server.pipe(to: client)) { XCTAssertEqual($0 as? LoopError, .streamClosed) }
+        XCTAssertThrowsError(try server.write([1])) { XCTAssertEqual($0 as? LoopError, .writesShutDown) }
+        [client, server].forEach { $0.close() }
+        listener.close()
+        loop.shutdown()
+    }
+
     func testShutdownEndsAFlushingCloseAndDetachLeavesNothing() throws {
         let loop = try Loop.manual()
         let (_, server, _) = try connectedPair(on: loop)

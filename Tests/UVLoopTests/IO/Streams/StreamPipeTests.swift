@@ -2,6 +2,7 @@ import CLibUV
 import XCTest
 
 @testable import UVLoop
+import UVTestSupport
 
 /// Stream-to-stream pipes: a proxy with a slow reader, ending, erroring and closing as a unit.
 final class StreamPipeTests: XCTestCase {
@@ -108,6 +109,36 @@ final class StreamPipeTests: XCTestCase {
         [a2, b2, c, d2].forEach { $0.close() }
         [listenerA, listenerB, listenerC, listenerD].forEach { $0.close() }
         loop.shutdown()
+    }
+
+    func testShutdownAndDetachEndPipes() throws {
+        let loop = try Loop()
+        let (a, a2, _) = try connectedPair(on: loop)
+        var ended: LoopError??
+        try a2.pipe(to: a2) { ended = .some($0) }
+        try a.write(Array("x".utf8))
+        loop.turn(until: { a2.queuedWriteBytes == 0 && ended == nil && a2.isReading })
+        loop.shutdown()
+        XCTAssertEqual(ended, .some(.shutDown), "the loop's end ends the pipe, and says why")
+
+        let cLoop = makeCLoop()
+        defer { cLoop.deallocate() }
+        let attached = try Loop.attach(cLoop)
+        var server: StreamConnection?
+        let listener = try attached.listen(on: loopback()) { server = try? $0.get() }
+        var client: StreamConnection?
+        try attached.connect(to: listener.localAddress) { client = try? $0.get() }
+        var turns = 0
+        while (client == nil || server == nil) && turns < 100_000 {
+            _ = uv_run(cLoop, UV_RUN_NOWAIT)
+            turns += 1
+        }
+        var detached: LoopError??
+        try server!.pipe(to: client!) { detached = .some($0) }
+        attached.detach()
+        _ = uv_run(cLoop, UV_RUN_NOWAIT)
+        XCTAssertEqual(detached, .some(.detached))
+        XCTAssertEqual(uv_loop_close(cLoop), 0, "no handle is left on the owner's loop")
     }
 
     func testTheAsyncFaceEndsWithTheSourceAndStopsWhenCancelled() async throws {
