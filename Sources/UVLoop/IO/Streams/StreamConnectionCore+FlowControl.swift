@@ -94,10 +94,12 @@ extension StreamConnectionCore {
         let flushing = FlushingClose()
         if let completion { flushing.completions.append(completion) }
         flushingClose = flushing
-        // Reads are discarded from now on: none reaches a handler or a task.
+        // Pipes out of and into this connection stop (leaving the other side open), and reads
+        // are discarded from now on: none reaches a handler or a task.
+        outgoingPipe?.finish(.streamClosed, closing: false)
+        incomingPipe?.finish(.streamClosed, closing: false)
         readHandler = nil
         readResumer = nil
-        outgoingPipe = nil
         readMode = .idle
         cancelReadWaiter(with: .streamClosed)
         readingPausedForWrites = false

@@ -110,6 +110,8 @@ extension StreamConnection {
     /// - with the error when reading here or writing there fails, or when either connection is
     ///   closed (``LoopError/streamClosed``, or the loop's ``LoopError/shutDown``): both
     ///   connections are then closed, as a unit.
+    /// - with ``LoopError/streamClosed`` when either connection closes after flushing
+    ///   (``closeAfterFlushing(within:)->()``): the other one stays open.
     ///
     /// A proxy pipes each side into the other. While piped, this connection has no other reader:
     /// ``startReading(_:)`` on it stops the program.

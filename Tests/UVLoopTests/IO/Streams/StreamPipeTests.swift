@@ -106,7 +106,17 @@ final class StreamPipeTests: XCTestCase {
         loop.turn(until: { closedEnd != nil })
         XCTAssertEqual(closedEnd, .some(.streamClosed))
         XCTAssertFalse(c2.isOpen)
-        [a2, b2, c, d2].forEach { $0.close() }
+        // Closing the destination after flushing stops the pipe and leaves the source open.
+        let (e, e2, listenerE) = try connectedPair(on: loop)
+        let (f, f2, listenerF) = try connectedPair(on: loop)
+        var stopped: LoopError??
+        try e2.pipe(to: f) { stopped = .some($0) }
+        f.closeAfterFlushing()
+        XCTAssertEqual(stopped, .some(.streamClosed))
+        XCTAssertTrue(e2.isOpen)
+        try e2.startReading { _, _ in }   // the source may be read again
+        [a2, b2, c, d2, e, e2, f2].forEach { $0.close() }
+        [listenerE, listenerF].forEach { $0.close() }
         [listenerA, listenerB, listenerC, listenerD].forEach { $0.close() }
         loop.shutdown()
     }
