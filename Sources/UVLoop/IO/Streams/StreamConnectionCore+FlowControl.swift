@@ -11,6 +11,8 @@ final class FlushingClose {
     var completions: [(Bool) -> Void] = []
     /// The half-close that flushes the queue has completed (or was not needed).
     var writesFlushed = false
+    /// The half-close is this close's own (not one the user asked for before).
+    var ownsShutdown = false
     /// The peer has ended its side (or reading failed): nothing more to drain.
     var peerEnded = false
 }
@@ -104,9 +106,8 @@ extension StreamConnectionCore {
         cancelReadWaiter(with: .streamClosed)
         readingPausedForWrites = false
         if readEnd != nil { flushing.peerEnded = true } else if resumeReading() != nil { flushing.peerEnded = true }
-        if writesShutDown {
-            flushing.writesFlushed = queuedWriteBytes == 0
-        } else {
+        if !writesShutDown {
+            flushing.ownsShutdown = true
             do throws(LoopError) {
                 try shutdownWrites { [self] error in
                     flushingClose?.writesFlushed = error == nil
@@ -127,8 +128,7 @@ extension StreamConnectionCore {
     /// peer's end while it still sends.
     func finishFlushingClose() {
         guard let flushing = flushingClose, isOpen else { return }
-        if writesShutDown, !flushing.writesFlushed { return }
-        if !writesShutDown, queuedWriteBytes > 0 { return }
+        if flushing.ownsShutdown ? !flushing.writesFlushed : queuedWriteBytes > 0 { return }
         if !flushing.peerEnded, readEnd == nil {
             if flushing.lingerTimer == nil {
                 let box = LoopConfinedObject(self)
@@ -158,7 +158,7 @@ extension StreamConnectionCore {
         flushing.timer = nil
         flushing.lingerTimer?.cancel()
         flushing.lingerTimer = nil
-        let flushed = (writesShutDown ? flushing.writesFlushed : queuedWriteBytes == 0)
+        let flushed = flushing.ownsShutdown ? flushing.writesFlushed : queuedWriteBytes == 0
         let completions = flushing.completions
         flushing.completions.removeAll()
         guard !completions.isEmpty else { return }

@@ -60,6 +60,18 @@ final class StreamClosingTests: XCTestCase {
         client.close()
         listener.close()
 
+        // Writes shut down by hand before: the close follows the queue's draining.
+        (client, server, listener) = try connectedPair(on: loop)
+        try server.write(reply)
+        try server.shutdownWrites()
+        server.box.value.closeAfterFlushing(within: .seconds(5)) { flushed.append($0) }
+        try client.startReading { connection, read in
+            if case .end = read { connection.close() }
+        }
+        loop.turn(until: { !server.isOpen && flushed.count == 3 })
+        XCTAssertEqual(flushed.last, true)
+        listener.close()
+
         // A peer that ends its side once it has the reply: the close follows at once.
         (client, server, listener) = try connectedPair(on: loop)
         try client.startReading { connection, read in
@@ -67,7 +79,7 @@ final class StreamClosingTests: XCTestCase {
         }
         try server.write(Array("bye\n".utf8))
         server.box.value.closeAfterFlushing(within: .seconds(5)) { flushed.append($0) }
-        loop.turn(until: { !server.isOpen && flushed.count == 3 })
+        loop.turn(until: { !server.isOpen && flushed.count == 4 })
         XCTAssertEqual(flushed.last, true)
         listener.close()
         loop.shutdown()
