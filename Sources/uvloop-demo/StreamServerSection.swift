@@ -60,7 +60,9 @@ private func narrateStreamServer(loop: Loop) async throws {
     }
     let (serverSide, answered) = try await loop.invoke { (log.value.connections[0], log.value.answered) }
     let serverStatus = try await serverSide.writeQueueStatus()
-    print("  the server answered \(answered) requests, then paused reading between two of them: \(serverStatus.queuedBytes / 1024) KiB of answers queued (high-water mark \(serverStatus.highWaterMark / 1024) KiB); the rest of the 16 MB waits in the kernel and in the client's queue (\(status.queuedBytes / 1024) KiB)")
+    print("  the server answered \(answered) requests, then paused reading between two of them:")
+    print("  \(serverStatus.queuedBytes / 1024) KiB of answers queued (high-water mark \(serverStatus.highWaterMark / 1024) KiB);")
+    print("  the rest of the 16 MB waits in the kernel and in the client's queue (\(status.queuedBytes / 1024) KiB)")
     client.close()
 
     print("2. An over-long line gets its answer before the close:")
