@@ -100,6 +100,12 @@ private func narrateStreamServer(loop: Loop) async throws {
 
     print("4. A graceful drain: stop accepting, give open connections a deadline:")
     let lingering = try await loop.connect(to: server.localAddress)
+    try await lingering.write(Array("GET key\n".utf8))   // answered: accepted, then idle
+    var firstAnswer: [UInt8] = []
+    for try await chunk in lingering.reads {
+        firstAnswer += chunk
+        if firstAnswer.count >= 1024 { break }
+    }
     let closedAtDeadline = try await server.drain(within: .milliseconds(50))
     print("  connections still open at the deadline, then closed: \(closedAtDeadline) (an idle one, and the one of step 1, still paused: it never read its client's end)")
     lingering.close()

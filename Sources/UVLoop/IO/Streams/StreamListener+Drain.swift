@@ -59,6 +59,9 @@ extension StreamListener {
     /// loop's thread once every one of them is closed, with how many the deadline closed.
     /// Loop thread only.
     ///
+    /// Connections the kernel has completed but the listener not yet accepted are reset when
+    /// the listening socket closes, as with ``close()``.
+    ///
     /// A connection that should finish sooner (an idle keep-alive connection, say) is the
     /// server's to close: ``StreamConnection/closeAfterFlushing(within:)->()`` lets its last answer
     /// arrive. Calling it again adds a completion to the drain under way.
