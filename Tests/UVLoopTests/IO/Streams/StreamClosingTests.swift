@@ -7,9 +7,9 @@ import UVTestSupport
 
 /// Closing after the queued writes are flushed, and draining a listener, on a manual clock.
 final class StreamClosingTests: XCTestCase {
-    private let reply = [UInt8](repeating: 0x52, count: 4 * 1024 * 1024)
+    /// A reply bigger than the kernel's buffers both ways, so that part of it stays queued.
+    private let reply = [UInt8](repeating: 0x52, count: 32 * 1024 * 1024)
 
-    /// A reply bigger than the kernel's buffers, to a peer that reads later.
     private func countingReader(_ connection: StreamConnection) throws -> ReadLog {
         let log = ReadLog()
         try connection.startReading(log.handler)
@@ -36,6 +36,7 @@ final class StreamClosingTests: XCTestCase {
         // close() right after write() drops what the kernel had not taken.
         (client, server, listener) = try connectedPair(on: loop)
         try server.write(reply)
+        XCTAssertGreaterThan(server.queuedWriteBytes, 0)
         server.close()
         let dropped = try countingReader(client)
         loop.turn(until: { dropped.ended || dropped.failure != nil })
