@@ -21,8 +21,8 @@ extension EchoServer {
         let input = try loop.openStandardStream(.input)
         let output = try loop.openStandardStream(.output)
         if raw, input.isTerminal { try input.setTerminalMode(.raw) }
-        connections[ObjectIdentifier(input)] = input
-        connections[ObjectIdentifier(output)] = output
+        connections.insert(input)
+        connections.insert(output)
         var writing = 0
         var ended = false
         let finishIfDone = { [loop] in
@@ -52,7 +52,7 @@ extension EchoServer {
     /// of a pre-forked server does with the socket its parent bound.
     func startFromChannel(_ descriptor: Int32) throws(LoopError) {
         let channel = try loop.openDescriptorChannel(descriptor: descriptor, ownership: .take)
-        connections[ObjectIdentifier(channel)] = channel
+        connections.insert(channel)
         try channel.startReading { [self] channel, read in
             guard case .bytes = read else { return drop(channel) }   // the parent is gone: serve on
             while let received = try? channel.takeReceivedDescriptor() {

@@ -11,6 +11,12 @@
 //
 // It prints "listening on ADDRESS" once it accepts connections, and stops cleanly on SIGTERM or
 // SIGINT: the listener and every connection close, the loop shuts down, exit status 0.
+//
+// A client that sends and never reads the echoes costs it no more than the write queue's
+// high-water mark plus one read: the read handler's reading follows the write queue (an echo
+// that leaves the queue above the mark pauses reading until the client catches up), so the
+// kernel holds the client back instead of the server queueing its bytes (scripts/test-echo
+// checks it with 512 MiB).
 import Glibc
 import UVLoop
 
@@ -80,7 +86,7 @@ final class EchoServer {
     let loop: Loop
     var listener: StreamListener?
     var activated: [StreamListener] = []
-    var connections: [ObjectIdentifier: StreamConnection] = [:]
+    var connections: Set<StreamConnection> = []
 
     init(loop: Loop) {
         self.loop = loop
@@ -96,11 +102,11 @@ final class EchoServer {
     func serve(_ accepted: Result<StreamConnection, LoopError>) {
         guard case .success(let connection) = accepted else { return }
         try? connection.setNoDelay(true)
-        connections[ObjectIdentifier(connection)] = connection
+        connections.insert(connection)
         try? connection.startReading { [self] connection, read in
             switch read {
             case .bytes(let bytes):
-                try? connection.write(bytes)
+                try? connection.write(bytes)   // above the high-water mark, reading pauses
             case .end:
                 // The client is done sending: finish our side once the echoes are out.
                 try? connection.shutdownWrites { [self] _ in drop(connection) }
@@ -112,7 +118,7 @@ final class EchoServer {
 
     func drop(_ connection: StreamConnection) {
         connection.close()
-        connections[ObjectIdentifier(connection)] = nil
+        connections.remove(connection)
     }
 
     /// Closes the listener and every connection; the loop then has nothing left open.
@@ -121,7 +127,7 @@ final class EchoServer {
         listener = nil
         for listener in activated { listener.close() }
         activated.removeAll()
-        for connection in connections.values { connection.close() }
+        for connection in connections { connection.close() }
         connections.removeAll()
     }
 }

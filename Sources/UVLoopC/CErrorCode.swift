@@ -19,6 +19,8 @@ extension LoopError {
         case .writesShutDown: return Int32(UV_EPIPE.rawValue)
         case .cancelled: return Int32(UV_ECANCELED.rawValue)
         case .outputLimitExceeded: return Int32(UV_ENOBUFS.rawValue)
+        case .frameTooLong: return Int32(UV_E2BIG.rawValue)
+        case .incompleteFrame: return Int32(UV_EOF.rawValue)
         case .invalidArgument, .mainLoopAlreadyChosen:
             return UVLOOP_EINVAL
         }

@@ -141,7 +141,7 @@ final class StreamsExamples: XCTestCase {
         while client == nil || server == nil, turns < 1_000_000 { try loop.runOnce(); turns += 1 }
         let connection = server!
         // docs:begin streams-backpressure
-        try connection.startReading { connection, read in
+        try connection.startReading(pausingWhileUnwritable: false) { connection, read in
             guard case .bytes(let bytes) = read else { return connection.close() }
             try? connection.write(bytes)
             // The peer sends faster than it reads what we send back: wait for it.

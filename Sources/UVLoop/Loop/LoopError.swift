@@ -48,6 +48,13 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A child process wrote more than `limit` bytes to the output that
     /// ``Loop/run(_:outputLimit:timeout:)`` collects; the child was killed.
     case outputLimitExceeded(limit: Int)
+    /// A frame read with ``StreamFraming`` was longer than its `maxLength` (a line without its
+    /// end, a length prefix announcing more): reading stopped there. The connection stays open
+    /// for writing: answer, then close it (``StreamConnection/closeAfterFlushing(within:)->()``).
+    case frameTooLong(maxLength: Int)
+    /// The stream ended in the middle of a length-prefixed frame; `byteCount` bytes of it had
+    /// arrived.
+    case incompleteFrame(byteCount: Int)
 
     static func libuv(_ code: Int32, _ function: String) -> LoopError {
         .libuv(function: function, code: code)
@@ -82,6 +89,10 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the waiting task was cancelled, so the call returned without its result; the connection or listener stays open (a write's bytes stay queued), and a new call may wait again"
         case .outputLimitExceeded(let limit):
             return "the child process wrote more than \(limit) bytes of output and was killed; raise outputLimit, or read its output as a stream (Loop.spawn with .pipe)"
+        case .frameTooLong(let maxLength):
+            return "a frame was longer than its limit of \(maxLength) bytes, and reading stopped; answer the peer if the protocol says so, then close the connection (closeAfterFlushing), or raise maxLength"
+        case .incompleteFrame(let byteCount):
+            return "the stream ended inside a length-prefixed frame (\(byteCount) bytes of it had arrived); the peer closed early"
         case .libuv(let function, let code):
             return "\(function) failed: \(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))"
         }

@@ -294,6 +294,32 @@ let cases: [String: () throws -> Void] = [
         Task.detached { for try await _ in socket.datagrams {} }
         while true { try loop.runOnce() }
     },
+    "pipe-twice": {
+        let (_, connection) = try connectedConnection()
+        try connection.pipe(to: connection)
+        try connection.pipe(to: connection)
+    },
+    "pipe-into-a-piped-destination": {
+        let (loop, source) = try connectedConnection()
+        let other = try secondConnection(on: loop)
+        try source.pipe(to: source)
+        try other.pipe(to: source)
+    },
+    "pipe-across-loops": {
+        let (_, source) = try connectedConnection()
+        let (_, destination) = try connectedConnection()
+        try source.pipe(to: destination)
+    },
+    "start-reading-a-piped-connection": {
+        let (_, connection) = try connectedConnection()
+        try connection.pipe(to: connection)
+        try connection.startReading { _, _ in }
+    },
+    "drain-off-thread": {
+        let loop = try Loop()
+        let listener = try loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0)) { _ in }
+        onAnotherThread { listener.drain(within: .seconds(1)) { _ in } }
+    },
     // A verb for the other kind of loop.
     "advance-time-system-clock": {
         let loop = try Loop()
@@ -345,6 +371,15 @@ func connectedConnection() throws -> (Loop, StreamConnection) {
     try loop.connect(to: listener.localAddress) { client = try? $0.get() }
     while accepted == nil || client == nil { try loop.runOnce() }
     return (loop, client!)
+}
+
+/// Another connection on `loop`, to a listener of its own.
+func secondConnection(on loop: Loop) throws -> StreamConnection {
+    let listener = try loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0)) { _ in }
+    var client: StreamConnection?
+    try loop.connect(to: listener.localAddress) { client = try? $0.get() }
+    while client == nil { try loop.runOnce() }
+    return client!
 }
 
 /// Writes a line to stderr at once (print's buffer would be lost when the program stops).

@@ -36,6 +36,29 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     /// The first failure of a write nobody waits for, reported by the next async write.
     private var unreportedWriteFailure: LoopError?
 
+    // Flow control, closing after flushing, pipes and draining (StreamConnectionCore+FlowControl.swift).
+    /// Whether the read handler's reading pauses while the write queue is above the high-water mark.
+    var pausesReadingWhileUnwritable = true
+    /// Whether the user wants the read handler to get reads (startReading, not stopReading).
+    var wantsReading = false
+    /// Reading was paused by the write queue (this connection's, or a pipe's destination's); it
+    /// resumes when that queue drains to its low-water mark.
+    var readingPausedForWrites = false
+    /// The read handler is running: its writes are answers, which pause reading when they
+    /// back up.
+    var isDeliveringReads = false
+    /// Resumes a framed reader, which first delivers the frames it kept while paused.
+    var readResumer: ((StreamConnectionCore) -> Void)?
+    /// The pipe that writes into this connection, and the one that reads from it.
+    var incomingPipe: StreamPipeCore?
+    var outgoingPipe: StreamPipeCore?
+    /// Set by closeAfterFlushing: the close waits for the queue to drain, up to a deadline.
+    var flushingClose: FlushingClose?
+    /// Completions of a flushing close that the loop's ending could not post.
+    var pendingFlushCompletions: (CompletionList, Bool)?
+    /// The listener that accepted this connection, which drains it.
+    weak var acceptingListener: StreamListenerCore?
+
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32? = nil) throws(LoopError) {
         try super.init(loop: loop)
@@ -68,6 +91,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     /// ending requires it).
     override func didClose(reason: LoopError) {
         isReading = false
+        closedForFlowControl()
         writableHandler = nil
         if let waiting = readWaiter {
             readWaiter = nil
@@ -85,7 +109,9 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             handler(connection, .failed(reason))
         }
         readHandler = nil
+        readResumer = nil
         writableHandler = nil
+        endPipes(reason: closeReason ?? .streamClosed)
         connection = nil
         chunks.removeAll()
     }
@@ -120,7 +146,10 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     private func handleDidRead(_ bytes: UnsafeRawBufferPointer) {
         switch readMode {
         case .callback:
-            if let handler = readHandler, let connection { handler(connection, .bytes(bytes)) }
+            guard let handler = readHandler, let connection else { return }
+            isDeliveringReads = true
+            handler(connection, .bytes(bytes))
+            isDeliveringReads = false
         case .async:
             let chunk = Array(bytes)
             if let waiting = readWaiter {
@@ -133,7 +162,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             // A reader that does not keep up: leave the rest in the kernel (and the peer).
             if bufferedReadBytes >= readBufferLimit { pauseReading() }
         case .idle:
-            break
+            if flushingClose != nil { flushingCloseDiscardedARead() }
         }
     }
 
@@ -147,6 +176,10 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         isReading = false
         let end: ReadEnd = status == UV_EOF.rawValue ? .end : .failed(.libuv(status, "read"))
         readEnd = end
+        if let flushing = flushingClose {
+            flushing.peerEnded = true
+            return finishFlushingClose()
+        }
         switch readMode {
         case .callback:
             guard let handler = readHandler, let connection else { return }
@@ -174,6 +207,8 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         misusePrecondition(
             readMode != .callback,
             "UVLoop: reading a StreamConnection's reads sequence while a read handler is installed (startReading); use one way of reading")
+        // Closing after flushing: reads are discarded from then on.
+        if flushingClose != nil { return continuation.resume(throwing: .streamClosed) }
         readMode = .async
         if chunkHead < chunks.count {
             let chunk = chunks[chunkHead]
@@ -200,6 +235,13 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         readWaiter = (waiter, continuation)
     }
 
+    /// Fails the task waiting for a chunk, if any, with `error`.
+    func cancelReadWaiter(with error: LoopError) {
+        guard let waiting = readWaiter else { return }
+        readWaiter = nil
+        waiting.continuation.resume(throwing: error)
+    }
+
     func cancelRead(_ waiter: StreamWaiter) {
         guard let waiting = readWaiter, waiting.waiter === waiter else { return }
         readWaiter = nil
@@ -218,6 +260,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         case .queued(let count):
             queuedWriteBytes += count
             if isWritable, queuedWriteBytes > highWaterMark { isWritable = false }
+            if !isWritable, isDeliveringReads { answersAreBackedUp() }
         case .failed(let status):
             throw .libuv(status, "uv_write")
         }
@@ -255,14 +298,17 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         } else if let error, closeReason == nil {
             if unreportedWriteFailure == nil { unreportedWriteFailure = error }
             failWriteWaiters(error)
+            incomingPipe?.finish(error)
         }
         if !isWritable, queuedWriteBytes <= lowWaterMark, closeReason == nil {
             isWritable = true
+            didBecomeWritable()
             let waiters = writeWaiters
             writeWaiters.removeAll()
             for waiting in waiters { waiting.continuation.resume() }
             if let handler = writableHandler, let connection { handler(connection) }
         }
+        if queuedWriteBytes == 0, flushingClose != nil { finishFlushingClose() }
     }
 
     /// The async face's write: queued like any write; the call returns at once while the queue

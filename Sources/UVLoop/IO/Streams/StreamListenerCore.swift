@@ -11,6 +11,10 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
     /// A connection waits in libuv, not accepted because the queue is full.
     private var acceptPending = false
     private var acceptWaiter: (waiter: StreamWaiter, continuation: LoopContinuation<StreamConnection?>)?
+    /// The connections accepted here and still open, which a drain waits for.
+    var openConnections: [ObjectIdentifier: StreamConnectionCore] = [:]
+    /// A drain under way (see StreamListener+Drain.swift).
+    var drain: ListenerDrain?
 
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32?) throws(LoopError) {
         try super.init(loop: loop)
@@ -74,6 +78,8 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
             client.close(reason: .streamClosed)
             return deliver(.failure(.libuv(status, "uv_accept")))
         }
+        client.acceptingListener = self
+        openConnections[ObjectIdentifier(client)] = client
         deliver(.success(StreamConnection(core: client)))
     }
 
