@@ -77,6 +77,9 @@ final class FileWatchTests: XCTestCase {
         let watch = try loop.pollFile(path, every: .milliseconds(5)) { _, result in
             if case .success(let change) = result { changes.append(change) }
         }
+        // The first look finds no file, and says so once; only then does the file appear (a file
+        // already there at the first look is its starting point, not a change).
+        loop.turn(until: { changes.values.contains { $0.previous == nil && $0.current == nil } })
         write("12345", to: "polled.txt")
         loop.turn(until: { changes.values.contains { $0.previous == nil && $0.current?.size == 5 } })
         write("1234567", to: "polled.txt")
