@@ -158,7 +158,7 @@ struct UDPHandle: NativeIOHandle {
         let callback: uv_udp_send_cb = { request, status in
             let owner = Unmanaged<DatagramSendRequest>.fromOpaque(request!.pointee.data!).takeRetainedValue()
             let context = UDPHandle.context(of: request!.pointee.handle!)
-            let completion = owner.empty()
+            let completion = owner.empty().1
             context.recycle(owner)
             context.delegate?.udpSendDidFinish(completion: completion, status: status)
         }
@@ -215,7 +215,7 @@ final class UDPHandleContext: HandleContext {
     }
 
     func takeSendRequest() -> DatagramSendRequest {
-        freeSends.popLast() ?? DatagramSendRequest()
+        freeSends.popLast() ?? DatagramSendRequest(retainedCapacity: 2 * 1024)
     }
 
     /// Keeps a finished request for the next queued send (at most 64: a burst of queued sends

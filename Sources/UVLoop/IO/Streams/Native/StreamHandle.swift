@@ -284,7 +284,7 @@ final class StreamHandleContext: HandleContext {
     }
 
     func takeWriteRequest() -> StreamWriteRequest {
-        freeWrites.popLast() ?? StreamWriteRequest()
+        freeWrites.popLast() ?? StreamWriteRequest(retainedCapacity: 64 * 1024)
     }
 
     /// Keeps a finished request for the next write (at most a few: a burst of queued writes
