@@ -52,10 +52,7 @@ final class StreamAsyncFaceTests: XCTestCase {
     func testACancelledReadThrowsCancelledAndTheConnectionGoesOn() async throws {
         let thread = try Loop.startThread()
         let loop = thread.loop
-        let listener = try await loop.listen(on: loopback())
-        let client = try await loop.connect(to: listener.localAddress)
-        var connections = listener.connections.makeAsyncIterator()
-        let server = try await connections.next()!
+        let (client, server, listener) = try await asyncConnectedPair(on: loop)
 
         let reader = Task { () async throws -> [UInt8]? in
             var reads = server.reads.makeAsyncIterator()

@@ -42,10 +42,7 @@ final class StreamBackpressureTests: XCTestCase {
     func testAsyncWriterToAPeerThatNeverReadsStopsNearTheHighWaterMark() async throws {
         let thread = try Loop.startThread()
         let loop = thread.loop
-        let listener = try await loop.listen(on: loopback())
-        let client = try await loop.connect(to: listener.localAddress)
-        var connections = listener.connections.makeAsyncIterator()
-        let server = try await connections.next()!
+        let (client, server, listener) = try await asyncConnectedPair(on: loop)
         let chunk = [UInt8](repeating: 2, count: 16 * 1024)
         let highest = Counter()
         let writer = Task {
@@ -79,10 +76,7 @@ final class StreamBackpressureTests: XCTestCase {
     func testAsyncReaderThatDoesNotKeepUpStopsReading() async throws {
         let thread = try Loop.startThread()
         let loop = thread.loop
-        let listener = try await loop.listen(on: loopback())
-        let client = try await loop.connect(to: listener.localAddress)
-        var connections = listener.connections.makeAsyncIterator()
-        let server = try await connections.next()!
+        let (client, server, listener) = try await asyncConnectedPair(on: loop)
         let refused = try await loop.invoke { () -> LoopError? in
             do throws(LoopError) {
                 try server.setReadBufferLimit(0)

@@ -137,10 +137,7 @@ final class StreamFlowControlTests: XCTestCase {
     func testWriteQueueFiguresFromAnyTaskAndIdentity() async throws {
         let thread = try Loop.startThread()
         let loop = thread.loop
-        let listener = try await loop.listen(on: loopback())
-        let client = try await loop.connect(to: listener.localAddress)
-        var connections = listener.connections.makeAsyncIterator()
-        let server = try await connections.next()!
+        let (client, server, listener) = try await asyncConnectedPair(on: loop)
         try await loop.invoke { try client.setWriteWaterMarks(low: 1024, high: 4096) }
         let status = try await client.writeQueueStatus()
         XCTAssertEqual(status, StreamWriteQueueStatus(queuedBytes: 0, isWritable: true, lowWaterMark: 1024, highWaterMark: 4096))

@@ -152,10 +152,7 @@ final class StreamFramingTests: XCTestCase {
     func testTheAsyncFace() async throws {
         let thread = try Loop.startThread()
         let loop = thread.loop
-        let listener = try await loop.listen(on: loopback())
-        let client = try await loop.connect(to: listener.localAddress)
-        var connections = listener.connections.makeAsyncIterator()
-        let server = try await connections.next()!
+        let (client, server, listener) = try await asyncConnectedPair(on: loop)
         try await client.write(Array("GET a\r\nGET b\n".utf8) + [UInt8](repeating: 0x41, count: 100) + [0x0A])
         var lines: [String] = []
         do {

@@ -61,3 +61,15 @@ func connectedPair(
     loop.turn(until: { server != nil && client != nil }, file: file, line: line)
     return (client!, server!, listener)
 }
+
+/// A connected pair on `loop` through the async faces, from any task: the client's end, the
+/// server's end (the listener's first connection) and the listener.
+func asyncConnectedPair(
+    on loop: Loop, at address: SocketAddress = loopback()
+) async throws -> (client: StreamConnection, server: StreamConnection, listener: StreamListener) {
+    let listener = try await loop.listen(on: address)
+    let client = try await loop.connect(to: listener.localAddress)
+    var connections = listener.connections.makeAsyncIterator()
+    guard let server = try await connections.next() else { throw LoopError.streamClosed }
+    return (client, server, listener)
+}
