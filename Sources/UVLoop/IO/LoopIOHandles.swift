@@ -16,6 +16,8 @@ final class LoopIOHandles {
     lazy var streamReadBuffer = StreamReadBuffer()
     /// The buffer every datagram socket on this loop receives into (see `DatagramReceiveBuffer`).
     lazy var datagramReceiveBuffer = DatagramReceiveBuffer()
+    /// The loop's file-system requests, once it has made one (`LoopEngine.fileSystemRequests`).
+    var fileSystemRequests: FileSystemRequests?
 
     /// The number of open handles.
     var count: Int { open.count }
