@@ -100,6 +100,13 @@ class IOHandleCore<Native: NativeIOHandle> {
     final func asLoopCallback(_ body: () -> Void) {
         loop.engine.runIOCallback(body)
     }
+
+    /// Runs `body` like ``asLoopCallback(_:)``, for a callback that reports readiness rather than
+    /// I/O done: readiness repeats every turn while a descriptor stays ready (writable, say), so a
+    /// stepped loop (`Loop.runUntilIdle`) must not take it for I/O still settling.
+    final func asReadinessCallback(_ body: () -> Void) {
+        loop.engine.runAsCallback(body)
+    }
 }
 
 extension Loop {

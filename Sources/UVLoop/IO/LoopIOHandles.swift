@@ -18,6 +18,13 @@ final class LoopIOHandles {
     lazy var datagramReceiveBuffer = DatagramReceiveBuffer()
     /// The loop's file-system requests, once it has made one (`LoopEngine.fileSystemRequests`).
     var fileSystemRequests: FileSystemRequests?
+    /// Name lookups whose answer has not come back from libuv's thread pool.
+    var nameLookupsInFlight = 0
+
+    /// Requests on libuv's thread pool that UVLoop made and that always complete: file-system
+    /// operations and name lookups (not the user's own thread-pool jobs, which may wait for
+    /// anything).
+    var poolRequestsInFlight: Int { (fileSystemRequests?.inFlightCount ?? 0) + nameLookupsInFlight }
 
     /// The number of open handles.
     var count: Int { open.count }

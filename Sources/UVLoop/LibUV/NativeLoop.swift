@@ -34,6 +34,9 @@ struct NativeLoop: @unchecked Sendable {
     /// Runs one iteration without blocking in poll.
     func runNoWait() { _ = uv_run(pointer, UV_RUN_NOWAIT) }
 
+    /// Runs one iteration, waiting in the poll for I/O if nothing is ready.
+    func runOnceWaiting() { _ = uv_run(pointer, UV_RUN_ONCE) }
+
     func stop() { uv_stop(pointer) }
 
     /// Lets pending close callbacks run, then closes and frees an owned loop.

@@ -34,21 +34,55 @@ extension Loop {
     }
 
     /// Steps the loop until nothing is ready: no posted work, no due timer, no next-iteration
-    /// work and no pending chunked loop (which runs to its end). Does not wait for timers that are
-    /// not yet due.
+    /// work, no pending chunked loop (which runs to its end), and no I/O. Does not wait for timers
+    /// that are not yet due.
     ///
-    /// Work that re-posts itself forever keeps this from returning; `maxIterations` bounds it.
+    /// I/O counts as follows, so that code talking to itself over the loop's own sockets settles
+    /// in one call (a client and a server of the same loop: connect, accept, request, reply):
+    /// - the loop keeps stepping while a step runs a callback of a connection, listener, datagram
+    ///   socket or other handle, and stops after a step in which none ran and nothing was ready,
+    ///   since what one step writes to a socket of this loop is read in the next (a descriptor
+    ///   watch's readiness does not count: it repeats for as long as the descriptor stays ready);
+    /// - it waits for file-system operations and name lookups in flight on libuv's thread pool,
+    ///   which always complete (a blocked disk or a slow DNS server makes it wait that long);
+    /// - it does not wait for anything else outside the process: a peer in another process or
+    ///   thread, a connect to another host, a child's exit, or thread-pool work of your own.
+    ///   Wait for those with their own completion, then call it again.
+    ///
+    /// Work that re-posts itself forever, or I/O that never stops arriving, keeps this from
+    /// returning; `maxIterations` bounds it.
     /// - Parameter maxIterations: the most iterations to run.
     /// - Returns: the number of iterations run.
     /// - Throws: like ``run()``.
     @discardableResult
     public func runUntilIdle(maxIterations: Int = .max) throws(LoopError) -> Int {
         var iterations = 0
+        var quietSteps = 0
         while iterations < maxIterations {
             iterations += 1
-            if try !runOnce() { break }
+            let callbacksBefore = engine.ioCallbacksRun
+            let ready = try runOnce()
+            if ready || engine.ioCallbacksRun != callbacksBefore {
+                quietSteps = 0
+            } else if engine.ioHandles.poolRequestsInFlight > 0, !lifecycle.handlesClosed {
+                quietSteps = 0
+                try runOnceWaiting()
+            } else {
+                // One quiet step settles a loop without I/O handles; with them, a second one reads
+                // what the first wrote.
+                quietSteps += 1
+                if quietSteps == 2 || engine.ioHandles.isEmpty || lifecycle.handlesClosed { break }
+            }
         }
         return iterations
+    }
+
+    /// One iteration that waits in the poll until something happens (for `runUntilIdle`).
+    private func runOnceWaiting() throws(LoopError) {
+        let engine = try enterRun("runUntilIdle()")
+        defer { engine.isRunning = false }
+        native.runOnceWaiting()
+        finishIfShutDown(engine)
     }
 
     func enterRun(_ operation: String) throws(LoopError) -> LoopEngine {

@@ -80,6 +80,9 @@ final class LoopEngine {
 
     /// Set while a thread is inside `uv_run` for this loop (through UVLoop or its C owner).
     var isRunning = false
+    /// Counts the I/O handles' callbacks, so that a stepped loop can tell a step with I/O from a
+    /// quiet one (`Loop.runUntilIdle`).
+    var ioCallbacksRun: UInt64 = 0
     /// One of this state's libuv callbacks is on the stack. A detach requested inside one waits
     /// for it to return (`afterCallback`): the callback may hold work it took out of the loop's
     /// structures (the rest of a drained batch, a next-iteration snapshot, a repeating timer
@@ -160,6 +163,13 @@ final class LoopEngine {
     /// returns), then handling stop and shutdown requests and keeping the idle and check handles
     /// active for the work `body` queued.
     func runIOCallback(_ body: () -> Void) {
+        ioCallbacksRun &+= 1
+        runAsCallback(body)
+    }
+
+    /// Runs `body` as the loop's own callbacks run theirs (see `runIOCallback`), without counting
+    /// it as I/O: for the loop's reports about itself (a stall).
+    func runAsCallback(_ body: () -> Void) {
         confirmLoopThread()
         if isInCallback {
             body()

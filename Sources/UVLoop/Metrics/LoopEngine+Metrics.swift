@@ -41,6 +41,6 @@ extension LoopEngine {
     /// loop sleeps, and a shutdown or detach it asks for happens when it returns.
     private func reportStall(_ stall: LoopStall, to handler: @Sendable (LoopStall) -> Void) {
         guard !lifecycle.handlesClosed else { return }
-        runIOCallback { handler(stall) }
+        runAsCallback { handler(stall) }
     }
 }

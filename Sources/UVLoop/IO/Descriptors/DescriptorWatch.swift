@@ -194,7 +194,7 @@ final class DescriptorWatchCore: IOHandleCore<PollHandle> {
             default: throw error
             }
         }
-        opened.onEvent { [unowned self] status, events in asLoopCallback { ready(status: status, events: events) } }
+        opened.onEvent { [unowned self] status, events in asReadinessCallback { ready(status: status, events: events) } }
         ioHandles.watchedDescriptors.insert(descriptor)
         open(opened, keepsOwnerLoopAlive: keepsOwnerLoopAlive)
     }
