@@ -77,6 +77,14 @@ extension Loop {
         return iterations
     }
 
+    /// What a test waiting for a loop run by its own thread to settle looks at, once per turn
+    /// (`LoopThread.runUntilIdle()` in UVLoopTesting): the I/O callbacks run so far, and whether
+    /// work is ready or pool requests are in flight. Loop thread only.
+    package var settlingProbe: (ioCallbacksRun: UInt64, busy: Bool, hasIOHandles: Bool) {
+        preconditionOnLoopThread("LoopThread.runUntilIdle()")
+        return (engine.ioCallbacksRun, engine.hasReadyWork || engine.ioHandles.poolRequestsInFlight > 0, !engine.ioHandles.isEmpty)
+    }
+
     /// One iteration that waits in the poll until something happens (for `runUntilIdle`).
     private func runOnceWaiting() throws(LoopError) {
         let engine = try enterRun("runUntilIdle()")
