@@ -110,7 +110,8 @@ do {
             announce(listener, options: options)
         default:
             let onLoop = options.face == "async-loop"
-            Task {
+            // Detached: top-level code is the main actor's, whose thread runs the loop here.
+            Task.detached {
                 do {
                     let listener = try await loop.listen(on: address)
                     announce(listener, options: options)
