@@ -110,6 +110,7 @@ do {
             announce(listener, options: options)
         default:
             let onLoop = options.face == "async-loop"
+            let isUnix = options.unixPath != nil   // TCP_NODELAY is for TCP only
             // Detached: top-level code is the main actor's, whose thread runs the loop here.
             Task.detached {
                 do {
@@ -119,7 +120,7 @@ do {
                         let echo: @Sendable () async -> Void = {
                             defer { connection.close() }
                             do {
-                                try await loop.invoke { try connection.setNoDelay(true) }
+                                if !isUnix { try await loop.invoke { try connection.setNoDelay(true) } }
                                 for try await chunk in connection.reads { try await connection.write(chunk) }
                             } catch {}
                         }
