@@ -178,6 +178,26 @@ def print_echo_cell(cell):
     sys.stdout.flush()
 
 
+def print_echo_summary(cells):
+    """One table: each cell's server CPU per message, raw C libuv's in ns and the others as ratios."""
+    if not cells:
+        return
+    impls = list(cells[0]["impls"])
+    others = [i for i in impls if i != "libuv_c"]
+    print("\nserver CPU per message (user + system), vs raw C libuv; msg/s vs C in brackets")
+    print("| cell | libuv_c ns | " + " | ".join(others) + " |")
+    print("|---|---|" + "---|" * len(others))
+    for cell in cells:
+        r = cell["impls"]
+        cpu = {i: r[i]["server_user_ns"] + r[i]["server_system_ns"] for i in impls}
+        floor = r.get("libuv_c")
+        name = f"{cell['transport'].upper()} {cell['connections']}c {size_name(cell['size'])}"
+        row = [f"{cpu[i] / cpu['libuv_c']:.2f}x ({r[i]['per_second'] / floor['per_second']:.2f}x)" if floor else f"{cpu[i]:,.0f}"
+               for i in others]
+        print(f"| {name} | {cpu['libuv_c']:,.0f} | " + " | ".join(row) + " |" if floor else f"| {name} | - | " + " | ".join(row) + " |")
+    sys.stdout.flush()
+
+
 def run_group(args, workdir, results):
     """LoopGroup.listen with 1 and 2 loops: server and a 2-thread load generator on both CPUs."""
     print("\ngroup_echo_scaling: LoopGroup.listen echo server, TCP, 50 connections; server and 2-thread loadgen on CPUs 0-1")
@@ -312,6 +332,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="uvloop-servers-") as workdir:
         if "echo" in sections:
             run_echo(args, impls, workdir, results)
+            print_echo_summary(results["echo"])
         if "group" in sections:
             run_group(args, workdir, results)
         churn_impls = [i for i in impls if i in ("libuv_c", "uvloop", "uvloop_async", "nio", "python_uvloop", "node")]
