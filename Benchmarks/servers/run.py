@@ -66,8 +66,11 @@ class Server:
         else:
             self.path = os.path.join(workdir, f"{impl}.sock")
             command += ["--unix", self.path]
-        self.process = subprocess.Popen(["taskset", "-c", cpus] + command, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, preexec_fn=raise_descriptor_limit)
+        # Standard error goes to a file: a pipe nobody reads could fill up and stop the server.
+        self.log = os.path.join(workdir, f"{impl}-{transport}-{time.monotonic_ns()}.log")
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(["taskset", "-c", cpus] + command, stdout=subprocess.PIPE,
+                                            stderr=log, preexec_fn=raise_descriptor_limit)
         self.pid = self.process.pid   # taskset execs the server: same pid
         line = b""
         deadline = time.monotonic() + 30
@@ -78,12 +81,16 @@ class Server:
                 raise RuntimeError(f"{impl} ({transport}): no 'listening on' line within 30 s")
             chunk = os.read(self.process.stdout.fileno(), 1)
             if not chunk:
-                raise RuntimeError(f"{impl} ({transport}) exited: {self.process.stderr.read().decode()}")
+                raise RuntimeError(f"{impl} ({transport}) exited: {self.log_tail()}")
             line += chunk
         text = line.decode().strip()
         if not text.startswith("listening on "):
             raise RuntimeError(f"{impl}: unexpected first line {text!r}")
         self.address = text[len("listening on "):]
+
+    def log_tail(self, lines=10):
+        with open(self.log, errors="replace") as log:
+            return "".join(log.readlines()[-lines:]).strip()
 
     def target(self):
         return ["--tcp", f"127.0.0.1:{self.address}"] if self.transport == "tcp" else ["--unix", self.address]

@@ -12,7 +12,9 @@
 // --loops N          (callback face, TCP) a `LoopGroup` of N loops serving one port
 //                    (`LoopGroup.listen`, SO_REUSEPORT).
 // --idle-timeout S   (callback face) each connection has a timer, moved on every read, that
-//                    closes it after S idle seconds (the soak test's timers).
+//                    closes it after S idle seconds (the soak test's timers); closing one that
+//                    was echoing is reported on standard error, "EARLY" if its last read was
+//                    less than S ago.
 //
 // Prints "listening on PORT-OR-PATH" once it accepts; SIGTERM or SIGINT stops it.
 import Glibc
@@ -51,9 +53,13 @@ struct Options {
     }
 }
 
-func fatal(_ message: String) -> Never {
+func printError(_ message: String) {
     let line = "bench-echo-uvloop: \(message)\n"
     _ = line.withCString { write(2, $0, strlen($0)) }
+}
+
+func fatal(_ message: String) -> Never {
+    printError(message)
     exit(2)
 }
 
@@ -62,15 +68,37 @@ func announce(_ listener: StreamListener, options: Options) {
     fflush(nil)   // at once, even into a pipe: the driver waits for this line
 }
 
+/// A connection's reads, for the idle timer's report. Loop thread only (in a `LoopBound`).
+final class ReadLog {
+    var reads = 0
+    var last = ContinuousClock.now
+}
+
 /// The callback face's connection handler: echo every chunk; close on the client's end.
 @Sendable func serve(_ accepted: Result<StreamConnection, LoopError>, loop: Loop, idleTimeout: Duration?) {
     guard case .success(let connection) = accepted else { return }
     try? connection.setNoDelay(true)
-    let idle = idleTimeout.flatMap { timeout in try? loop.schedule(after: timeout) { connection.close() } }
+    let log = LoopBound(ReadLog(), loop: loop)
+    let idle = idleTimeout.flatMap { timeout in
+        try? loop.schedule(after: timeout) {
+            // A timer moved on every read fires only after `timeout` without one: say so when a
+            // connection that was echoing is closed, with how long ago its last read was.
+            let quiet = ContinuousClock.now - log.value.last
+            if log.value.reads > 1 {
+                let early = quiet < timeout - .milliseconds(20) ? "EARLY: " : ""
+                printError("\(early)idle timer closed a connection after \(log.value.reads) reads, the last \(quiet) ago (timeout \(timeout))")
+            }
+            connection.close()
+        }
+    }
     try? connection.startReading { connection, read in
         switch read {
         case .bytes(let bytes):
-            if let idleTimeout { _ = idle?.reschedule(after: idleTimeout) }
+            if let idleTimeout {
+                log.value.reads += 1
+                log.value.last = ContinuousClock.now
+                if idle?.reschedule(after: idleTimeout) == false { printError("reschedule refused on an open connection") }
+            }
             try? connection.write(bytes)   // above the high-water mark, reading pauses
         case .end, .failed:
             idle?.cancel()
