@@ -78,13 +78,13 @@ final class ReadLog {
 @Sendable func serve(_ accepted: Result<StreamConnection, LoopError>, loop: Loop, idleTimeout: Duration?) {
     guard case .success(let connection) = accepted else { return }
     try? connection.setNoDelay(true)
-    let log = LoopBound(ReadLog(), loop: loop)
+    let log = idleTimeout.map { _ in LoopBound(ReadLog(), loop: loop) }   // only with a timeout: no cost otherwise
     let idle = idleTimeout.flatMap { timeout in
         try? loop.schedule(after: timeout) {
             // A timer moved on every read fires only after `timeout` without one: say so when a
             // connection that was echoing is closed, with how long ago its last read was.
-            let quiet = ContinuousClock.now - log.value.last
-            if log.value.reads > 1 {
+            if let log, log.value.reads > 1 {
+                let quiet = ContinuousClock.now - log.value.last
                 let early = quiet < timeout - .milliseconds(20) ? "EARLY: " : ""
                 printError("\(early)idle timer closed a connection after \(log.value.reads) reads, the last \(quiet) ago (timeout \(timeout))")
             }
@@ -94,7 +94,7 @@ final class ReadLog {
     try? connection.startReading { connection, read in
         switch read {
         case .bytes(let bytes):
-            if let idleTimeout {
+            if let idleTimeout, let log {
                 log.value.reads += 1
                 log.value.last = ContinuousClock.now
                 if idle?.reschedule(after: idleTimeout) == false { printError("reschedule refused on an open connection") }
