@@ -7,7 +7,8 @@ Sections (--only, comma-separated; default all):
            per second, p50/p99/p99.9 round trip, the server's user and system CPU per message,
            ratios against raw C libuv (libuv_c).
   group    group_echo_scaling: UVLoop's LoopGroup.listen echo server with 1 and 2 loops, 50
-           connections, the server and a 2-thread load generator sharing both CPUs.
+           connections, a 2-thread load generator; on 2 CPUs both share them, on 4 or more the
+           server has CPUs 0-1 and the load generator CPUs 2-3.
   churn    connections per second (connect, one 64 B echo, close; 10 at a time) and the
            server's CPU per connection.
   memory   resident memory per idle connection: the server's RSS growth over 10,000 idle
@@ -206,18 +207,21 @@ def print_echo_summary(cells):
 
 
 def run_group(args, workdir, results):
-    """LoopGroup.listen with 1 and 2 loops: server and a 2-thread load generator on both CPUs."""
-    print("\ngroup_echo_scaling: LoopGroup.listen echo server, TCP, 50 connections; server and 2-thread loadgen on CPUs 0-1")
+    """LoopGroup.listen with 1 and 2 loops. With 4 CPUs or more the server gets CPUs 0-1 and a
+    2-thread load generator CPUs 2-3; on fewer, both share CPUs 0-1 (see Benchmarks/README.md)."""
+    server_cpus, client_cpus = ("0,1", "2,3") if (os.cpu_count() or 1) >= 4 else ("0,1", "0,1")
+    print(f"\ngroup_echo_scaling: LoopGroup.listen echo server, TCP, 50 connections; server on CPUs {server_cpus}, "
+          f"2-thread loadgen on CPUs {client_cpus}")
     print("| loops | size | msg/s | p99 µs | server CPU/msg ns | server CPU | client CPU |")
     print("|---|---|---|---|---|---|---|")
     for size in [64, 1024]:
         cells = {}
         for loops in (1, 2):
             runs = []
-            server = Server("uvloop", "tcp", workdir, cpus="0,1", extra=["--loops", str(loops)])
+            server = Server("uvloop", "tcp", workdir, cpus=server_cpus, extra=["--loops", str(loops)])
             try:
                 for _ in range(args.reps):
-                    runs.append(loadgen(server, "echo", 50, size, args.duration, args.warmup, cpus="0,1", threads=2))
+                    runs.append(loadgen(server, "echo", 50, size, args.duration, args.warmup, cpus=client_cpus, threads=2))
             finally:
                 server.stop()
             cells[loops] = median_of(runs)
