@@ -130,6 +130,15 @@ def loadgen(server, mode, connections, size, duration, warmup, cpus=CLIENT_CPU, 
     return json.loads(result.stdout)
 
 
+def measure(runs, server, *arguments, **options):
+    """Appends one load-generator run to `runs`; a failed run is reported and left out, so that
+    one server's failure does not end the whole benchmark."""
+    try:
+        runs.append(loadgen(server, *arguments, **options))
+    except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError) as error:
+        print(f"FAILED: {error}" + (f" (server log: {server.log_tail(3)})" if server.log_tail(3) else ""), file=sys.stderr)
+
+
 def median_of(runs):
     keys = ["per_second", "p50_us", "p99_us", "p999_us", "server_user_ns", "server_system_ns", "client_cpu_s", "seconds",
             "server_cpu_s", "server_user_s", "server_system_s"]
@@ -160,9 +169,9 @@ def run_echo(args, impls, workdir, results):
                     for rep in range(args.reps):
                         order = impls if rep % 2 == 0 else list(reversed(impls))
                         for impl in order:
-                            runs[impl].append(loadgen(servers[impl], "echo", connections, size, args.duration, args.warmup))
+                            measure(runs[impl], servers[impl], "echo", connections, size, args.duration, args.warmup)
                     cell = {"transport": transport, "connections": connections, "size": size,
-                            "impls": {impl: median_of(runs[impl]) for impl in impls}}
+                            "impls": {impl: median_of(runs[impl]) for impl in impls if runs[impl]}}
                     results["echo"].append(cell)
                     print_echo_cell(cell)
         finally:
@@ -190,19 +199,21 @@ def print_echo_summary(cells):
     """One table: each cell's server CPU per message, raw C libuv's in ns and the others as ratios."""
     if not cells:
         return
-    impls = list(cells[0]["impls"])
+    impls = list(dict.fromkeys(i for cell in cells for i in cell["impls"]))
     others = [i for i in impls if i != "libuv_c"]
     print("\nserver CPU per message (user + system), vs raw C libuv; msg/s vs C in brackets")
     print("| cell | libuv_c ns | " + " | ".join(others) + " |")
     print("|---|---|" + "---|" * len(others))
     for cell in cells:
         r = cell["impls"]
-        cpu = {i: r[i]["server_user_ns"] + r[i]["server_system_ns"] for i in impls}
+        cpu = {i: r[i]["server_user_ns"] + r[i]["server_system_ns"] for i in r}
         floor = r.get("libuv_c")
         name = f"{cell['transport'].upper()} {cell['connections']}c {size_name(cell['size'])}"
-        row = [f"{cpu[i] / cpu['libuv_c']:.2f}x ({r[i]['per_second'] / floor['per_second']:.2f}x)" if floor else f"{cpu[i]:,.0f}"
+        row = ["failed" if i not in r else
+               f"{cpu[i] / cpu['libuv_c']:.2f}x ({r[i]['per_second'] / floor['per_second']:.2f}x)" if floor else f"{cpu[i]:,.0f} ns"
                for i in others]
-        print(f"| {name} | {cpu['libuv_c']:,.0f} | " + " | ".join(row) + " |" if floor else f"| {name} | - | " + " | ".join(row) + " |")
+        floor_text = f"{cpu['libuv_c']:,.0f}" if floor else "failed"
+        print(f"| {name} | {floor_text} | " + " | ".join(row) + " |")
     sys.stdout.flush()
 
 
@@ -221,15 +232,19 @@ def run_group(args, workdir, results):
             server = Server("uvloop", "tcp", workdir, cpus=server_cpus, extra=["--loops", str(loops)])
             try:
                 for _ in range(args.reps):
-                    runs.append(loadgen(server, "echo", 50, size, args.duration, args.warmup, cpus=client_cpus, threads=2))
+                    measure(runs, server, "echo", 50, size, args.duration, args.warmup, cpus=client_cpus, threads=2)
             finally:
                 server.stop()
+            if not runs:
+                break
             cells[loops] = median_of(runs)
             r = cells[loops]
             print(f"| {loops} | {size_name(size)} | {r['per_second']:,.0f} | {r['p99_us']:.1f} | "
                   f"{r['server_user_ns'] + r['server_system_ns']:,.0f} | {r['server_cpu_share'] * 100:.0f}% | "
                   f"{r['client_cpu_share'] * 100:.0f}% |")
             sys.stdout.flush()
+        if len(cells) < 2:
+            continue
         speedup = cells[2]["per_second"] / cells[1]["per_second"]
         print(f"| 2 loops / 1 loop | {size_name(size)} | {speedup:.2f}x | | | | |")
         results["group"].append({"size": size, "loops1": cells[1], "loops2": cells[2], "speedup": speedup})
@@ -245,11 +260,11 @@ def run_churn(args, impls, workdir, results):
             runs = {impl: [] for impl in impls}
             for rep in range(args.reps):
                 for impl in (impls if rep % 2 == 0 else list(reversed(impls))):
-                    runs[impl].append(loadgen(servers[impl], "churn", 10, 64, args.duration, args.warmup))
+                    measure(runs[impl], servers[impl], "churn", 10, 64, args.duration, args.warmup)
         finally:
             for server in servers.values():
                 server.stop()
-        cell = {impl: median_of(runs[impl]) for impl in impls}
+        cell = {impl: median_of(runs[impl]) for impl in impls if runs[impl]}
         floor = cell.get("libuv_c")
         for impl, r in cell.items():
             cpu = r["server_user_ns"] + r["server_system_ns"]
