@@ -115,6 +115,7 @@ struct connection {
     uint64_t started;      // when the current message (or connection, in churn) started
     int wants_out;         // EPOLLOUT is on
     int connecting;        // churn: the connect is in flight
+    uint64_t others_before; // the worker's messages finished when this one started
 };
 
 struct worker {
@@ -124,6 +125,7 @@ struct worker {
     struct connection *connections;
     struct histogram histogram;
     uint64_t completed;    // messages (echo) or connections (churn) finished in the window
+    uint64_t finished;     // the same since the start, warm-up included
 };
 
 static int open_socket(void) {
@@ -174,10 +176,12 @@ static void start_message(struct worker *w, struct connection *c) {
     c->sent = 0;
     c->got = 0;
     c->started = now_ns();
+    c->others_before = w->finished;
     write_rest(w, c);
 }
 
 static void record(struct worker *w, uint64_t started) {
+    w->finished++;
     if (!atomic_load_explicit(&measuring, memory_order_relaxed)) return;
     w->histogram.counts[bucket_of(now_ns() - started)]++;
     w->completed++;
@@ -188,6 +192,7 @@ static void start_connect(struct worker *w, struct connection *c) {
     c->fd = open_socket();
     set_nonblocking(c->fd);
     c->started = now_ns();
+    c->others_before = w->finished;
     c->sent = 0;
     c->got = 0;
     for (;;) {
@@ -235,7 +240,16 @@ static void serve_event(struct worker *w, struct connection *c, uint32_t events,
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
         if (n < 0) fail("read");
-        if (n == 0) fail_message("the server closed a connection");
+        if (n == 0) {
+            // Say what the connection was waiting for: an echo the server never sent looks
+            // like this, and so does a server idle timeout after the client stopped sending.
+            fprintf(stderr,
+                    "loadgen: the server closed a connection %.1f ms after its current message started "
+                    "(%zu of %zu bytes written, %zu echoed; %llu other messages finished meanwhile)\n",
+                    (double)(now_ns() - c->started) / 1e6, c->sent, options.size, c->got,
+                    (unsigned long long)(w->finished - c->others_before));
+            exit(1);
+        }
         c->got += (size_t)n;
         if (c->got > c->sent) fail_message("more bytes came back than were sent");
         if (c->got == options.size) {
