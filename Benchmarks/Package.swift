@@ -7,6 +7,9 @@ let package = Package(
     name: "UVLoopBenchmarks",
     products: [
         .executable(name: "uvloop-bench", targets: ["uvloop-bench"]),
+        // The echo servers of the external server benchmark (servers/, run by scripts/bench --servers).
+        .executable(name: "bench-echo-uvloop", targets: ["bench-echo-uvloop"]),
+        .executable(name: "bench-echo-nio", targets: ["bench-echo-nio"]),
     ],
     dependencies: [
         .package(name: "UVLoop", path: ".."),
@@ -40,6 +43,19 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]
+        ),
+        .executableTarget(
+            name: "bench-echo-uvloop",
+            dependencies: [.product(name: "UVLoop", package: "UVLoop")],
+            path: "servers/uvloop"
+        ),
+        .executableTarget(
+            name: "bench-echo-nio",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "servers/nio"
         ),
     ],
     swiftLanguageModes: [.v6]
