@@ -213,6 +213,32 @@ int uvloop_owns_handle(const uv_handle_t *handle);
  */
 const char *uvloop_strerror(int err);
 
+/* ==== Version ================================================================================
+ *
+ * The version of this header, and of the library a program runs with (which may be newer: a
+ * library with the same major version runs programs built against an older minor). As libuv's
+ * UV_VERSION_* and uv_version(). The shared library's SONAME carries the major version
+ * (libuvloop.so.0), and pkg-config's Version is this version:
+ *     pkg-config --atleast-version=0.1 uvloop
+ */
+#define UVLOOP_VERSION_MAJOR 0
+#define UVLOOP_VERSION_MINOR 1
+#define UVLOOP_VERSION_PATCH 0
+/* The version as one number, (major << 16) | (minor << 8) | patch, as uvloop_version() returns. */
+#define UVLOOP_VERSION_HEX ((UVLOOP_VERSION_MAJOR << 16) | (UVLOOP_VERSION_MINOR << 8) | UVLOOP_VERSION_PATCH)
+
+/*
+ * The version of the library the program runs with, (major << 16) | (minor << 8) | patch:
+ * compare it with UVLOOP_VERSION_HEX, the header's. Any thread; never fails.
+ */
+unsigned uvloop_version(void);
+
+/*
+ * The same version as text, "MAJOR.MINOR.PATCH" ("0.1.0"). Never NULL; the string is static.
+ * Any thread; never fails.
+ */
+const char *uvloop_version_string(void);
+
 #ifdef __cplusplus
 }
 #endif
