@@ -64,6 +64,7 @@ extern const capi_test capi_timer_tests[];
 extern const capi_test capi_race_tests[];
 /* Misuse that aborts, fork, version (test_misuse.c, test_fork.c, test_version.c). */
 extern const capi_test capi_misuse_tests[];
+extern const capi_test capi_fork_tests[];
 extern const capi_test capi_version_tests[];
 
 /* A count from the environment (CAPI_<name>), for lighter runs under valgrind. */

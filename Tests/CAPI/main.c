@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const capi_test *tables[] = {
         capi_loop_tests, capi_post_tests, capi_timer_tests, capi_race_tests,
-        capi_misuse_tests, capi_version_tests,
+        capi_misuse_tests, capi_fork_tests, capi_version_tests,
     };
     int timeout = capi_env_int("TIMEOUT", 30);
     int nofork = capi_env_int("NOFORK", 0);

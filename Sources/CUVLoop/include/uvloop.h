@@ -213,6 +213,48 @@ int uvloop_owns_handle(const uv_handle_t *handle);
  */
 const char *uvloop_strerror(int err);
 
+/* ==== fork ===================================================================================
+ *
+ * A pre-forking daemon attaches, sets up, then forks its workers; each child runs the loop:
+ *
+ *     uvloop_attach(&loop, &l);               on the thread that runs the loop
+ *     ... listeners, timers ...
+ *     pid_t pid = fork();                     on that same thread, no other thread using l
+ *     if (pid == 0) {
+ *         uvloop_after_fork(l);               first, in the child, on the thread that forked
+ *         uv_run(&loop, UV_RUN_DEFAULT);
+ *     }
+ *
+ * A child starts with its parent's descriptors, whose kernel objects both processes share:
+ * libuv's epoll instance and UVLoop's wake-ups. Until uvloop_after_fork, a wake-up from one
+ * process can wake the other and a poll in the child can take the parent's events. In a child
+ * that has not called it, the loop's next turn and every uvloop_* call on `l` (and its timers)
+ * stop the program with a message saying to call uvloop_after_fork (abort(), SIGABRT).
+ *
+ * What the fork copied carries over: work posted and timers pending at the fork run in both
+ * processes; handles stay open in both, as libuv's own do. Not supported, as for any fork of a
+ * process with threads: forking on a thread other than the loop thread (the child has no loop
+ * thread: uvloop_after_fork returns UVLOOP_ENOTLOOPTHREAD, and the child must not use `l`); a
+ * loop running on a thread of its own in a Swift program (Loop.startThread, LoopGroup); posts
+ * other threads were making at the fork; thread-pool work in flight at the fork (it never
+ * completes in the child). To fork at any other moment, detach, fork, and attach again in each
+ * process.
+ */
+
+/*
+ * Makes `l` usable in a child process after fork(2): calls uv_loop_fork on the attached
+ * uv_loop_t (do not call it again) and gives UVLoop's wake-up descriptors (eventfds and a
+ * timerfd) kernel objects of the child's own. In the child, on the thread that called fork,
+ * which must be the loop thread, before any other use of `l`. In a process that did not fork
+ * since `l` was attached (or last reset), it does nothing and returns 0.
+ *
+ * Returns 0; UVLOOP_ENOTLOOPTHREAD when the calling thread is not the loop thread (the fork
+ * was made on another thread: nothing was reset); UVLOOP_EDETACHED (UVLOOP_ESHUTDOWN for a loop
+ * made in Swift) when the loop no longer runs; UVLOOP_EINVAL for NULL; a libuv code when
+ * uv_loop_fork fails or a descriptor cannot be made (UV_EMFILE).
+ */
+int uvloop_after_fork(uvloop_t *l);
+
 /* ==== Version ================================================================================
  *
  * The version of this header, and of the library a program runs with (which may be newer: a
