@@ -17,6 +17,19 @@ func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
     other.shutdown()
 }
 
+/// Runs `body` in a child process (fork), whose misuse stops it; the parent waits and exits
+/// with status 1 when the child died of a signal (its message went to the shared stderr).
+func inForkedChild(_ body: () -> Void) {
+    let child = fork()
+    if child == 0 {
+        body()
+        _exit(0)
+    }
+    var status: Int32 = 0
+    _ = waitpid(child, &status, 0)
+    if status & 0x7f != 0 { exit(1) }
+}
+
 /// Runs `body` in a task and waits for it: the misuse inside stops the program first.
 func inTasks(_ body: @escaping @Sendable () async throws -> Void) {
     var fds: [Int32] = [0, 0]
