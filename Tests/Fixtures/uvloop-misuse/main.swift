@@ -309,6 +309,10 @@ let cases: [String: () throws -> Void] = [
         let listener = try loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0)) { _ in }
         onAnotherThread { listener.drain(within: .seconds(1)) { _ in } }
     },
+    "take-descriptor-off-thread": {
+        let (_, connection) = try connectedConnection()
+        onAnotherThread { _ = try? connection.takeDescriptor() }
+    },
     // fork(2).
     "after-fork-off-thread": {
         let loop = try Loop()
