@@ -12,6 +12,9 @@
  *     uvloop_strerror() turns any of them into a message.
  *   - Every function says which threads may call it. "Loop thread" is the thread that runs the
  *     uv_loop_t (the one inside uv_run). Misuse that can be detected returns an error code.
+ *     Misuse that no call can report (a loop run by another thread than the one that attached
+ *     it, a forked child that did not call uvloop_after_fork) stops the program: UVLoop's
+ *     message on stderr, then abort() (SIGABRT).
  *   - Callbacks are a function and a context pointer. UVLoop never reads or frees the context; a
  *     callback runs on the loop thread, and runs exactly once unless its call returned an error
  *     (or, for a timer, it was cancelled).
