@@ -15,3 +15,9 @@ public func uvloop_after_fork(_ l: OpaquePointer?) -> Int32 {
     guard loop.isOnLoopThread else { return UVLOOP_ENOTLOOPTHREAD }
     return cResult { () throws(LoopError) in try loop.afterFork() }
 }
+
+/// The C name of the `@c` function `function` (`#function` gives "uvloop_post(_:_:_:)"), for
+/// messages.
+func cFunctionName(_ function: StaticString) -> String {
+    String(describing: function).prefix { $0 != "(" }.description
+}

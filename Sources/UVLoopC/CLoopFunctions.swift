@@ -13,7 +13,7 @@ func cLoop(_ handle: OpaquePointer?, _ call: StaticString = #function) -> CLoop?
     guard let handle else { return nil }
     // Unmanaged: C holds the retained reference until uvloop_release; a call borrows it.
     let cLoop = Unmanaged<CLoop>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
-    cLoop.loop.preconditionNotStaleAfterFork("\(call)")
+    cLoop.loop.preconditionNotStaleAfterFork(cFunctionName(call))
     return cLoop
 }
 

@@ -206,7 +206,9 @@ static void child_without_after_fork_aborts(void) {
     CHECK_EQ(uvloop_post(stale.l, cb_count, &ran), 0); /* a turn has work to do */
     expect_misuse_abort(post_in_a_child_without_after_fork,
                         "uvloop_post in a child process of fork(2) whose loop was not reset for the child");
-    expect_misuse_abort(timer_in_a_child_without_after_fork, "call uvloop_after_fork(l)");
+    expect_misuse_abort(timer_in_a_child_without_after_fork,
+                        "uvloop_timer_start in a child process of fork(2) whose loop was not reset for the child; "
+                        "call uvloop_after_fork(l)");
     expect_misuse_abort(run_in_a_child_without_after_fork,
                         "a turn of the loop in a child process of fork(2) whose loop was not reset");
     /* The parent's loop is untouched. */
