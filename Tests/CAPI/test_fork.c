@@ -207,8 +207,7 @@ static void child_without_after_fork_aborts(void) {
     expect_misuse_abort(post_in_a_child_without_after_fork,
                         "uvloop_post in a child process of fork(2) whose loop was not reset for the child");
     expect_misuse_abort(timer_in_a_child_without_after_fork,
-                        "uvloop_timer_start in a child process of fork(2) whose loop was not reset for the child; "
-                        "call uvloop_after_fork(l)");
+                        "uvloop_timer_start in a child process of fork(2) whose loop was not reset for the child");
     expect_misuse_abort(run_in_a_child_without_after_fork,
                         "a turn of the loop in a child process of fork(2) whose loop was not reset");
     /* The parent's loop is untouched. */
