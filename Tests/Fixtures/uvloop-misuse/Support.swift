@@ -17,8 +17,8 @@ func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
     other.shutdown()
 }
 
-/// Runs `body` in a child process (fork), whose misuse stops it; the parent waits and exits
-/// with status 1 when the child died of a signal (its message went to the shared stderr).
+/// Runs `body` in a child process (fork), whose misuse stops it; the parent waits and exits as
+/// the shell reports a death by that signal (128 + the signal), having shared its stderr.
 func inForkedChild(_ body: () -> Void) {
     let child = fork()
     if child == 0 {
@@ -27,7 +27,7 @@ func inForkedChild(_ body: () -> Void) {
     }
     var status: Int32 = 0
     _ = waitpid(child, &status, 0)
-    if status & 0x7f != 0 { exit(1) }
+    if status & 0x7f != 0 { exit(128 + (status & 0x7f)) }
 }
 
 /// Runs `body` in a task and waits for it: the misuse inside stops the program first.
