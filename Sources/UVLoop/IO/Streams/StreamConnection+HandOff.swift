@@ -29,8 +29,9 @@ extension StreamConnection {
     /// - Throws: ``LoopError/streamClosed`` (or the loop's ``LoopError/shutDown``,
     ///   ``LoopError/detached``) when the connection is closed or closing;
     ///   ``LoopError/invalidArgument(_:)`` while writes are queued, chunks wait in ``reads``, or
-    ///   the connection is piped (``pipe(to:)``); ``LoopError/libuv(function:code:)`` when no
-    ///   descriptor can be made (`UV_EMFILE`). The connection stays open when this throws.
+    ///   the connection is piped (``pipe(to:endingDestination:_:)``);
+    ///   ``LoopError/libuv(function:code:)`` when no descriptor can be made (`UV_EMFILE`). The
+    ///   connection stays open when this throws.
     public func takeDescriptor() throws(LoopError) -> Int32 {
         let core = core("StreamConnection.takeDescriptor()")
         if let reason = core.closeReason { throw reason }
