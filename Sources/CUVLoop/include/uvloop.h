@@ -258,6 +258,28 @@ const char *uvloop_strerror(int err);
  */
 int uvloop_after_fork(uvloop_t *l);
 
+/* ==== Sockets across the border ================================================================
+ *
+ * A socket crosses between C and a Swift component as a descriptor, through the component's
+ * own entry points; UVLoop needs no function for it. Whoever lets go of a socket keeps nothing
+ * of it, and whoever takes it owns it (closes it):
+ *
+ *   C to Swift: take a descriptor of your own (uv_fileno, then fcntl(fd, F_DUPFD_CLOEXEC, 3)),
+ *     close the C handle once its write_queue_size is 0 (uv_close closes only its descriptor),
+ *     and pass yours to the component, which opens it with
+ *     Loop.openConnection(descriptor:ownership: .take): the StreamConnection owns it from then on.
+ *     When that fails, the descriptor is still the caller's to close (the entry point returns the
+ *     error code, LoopError.cErrorCode).
+ *   Swift to C: StreamConnection.takeDescriptor() closes the connection and returns a new
+ *     descriptor for the socket (close-on-exec, non-blocking), owned by whoever gets it: open it
+ *     with uv_tcp_open or uv_pipe_open, or close it. It fails, and the connection stays Swift's,
+ *     while writes are still queued.
+ *
+ * On the loop thread, both ways. Bytes a side has already read are its own: hand them over with
+ * the descriptor. The peer sees nothing of the hand-over. Examples/c-daemon's upper.h is a
+ * component's interface for it.
+ */
+
 /* ==== Version ================================================================================
  *
  * The version of this header, and of the library a program runs with (which may be newer: a
