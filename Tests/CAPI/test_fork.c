@@ -3,7 +3,8 @@
  * goes on posting and running timers while each child calls uvloop_after_fork and runs posts
  * (from a thread of its own and from the loop thread) and timers of its own. No process runs
  * another's work: every callback checks the process it runs in against the one that posted it.
- * A child reports through its exit status. Also: uvloop_after_fork without a fork does nothing,
+ * A child reports through its exit status. Also: a fork inside a callback of the loop,
+ * uvloop_after_fork without a fork does nothing,
  * a child forked on another thread gets UVLOOP_ENOTLOOPTHREAD, and a child that skips it stops
  * with the message (SIGABRT).
  */
@@ -147,6 +148,40 @@ static void four_children_and_the_parent_run_their_own_work(void) {
     fixture_teardown(&f);
 }
 
+/* A fork inside one of the loop's callbacks (a daemon respawning a worker from a signal or
+ * timer callback): the child resets the loop there and goes on turning it when it returns. */
+static pid_t callback_child = -1;
+static fixture_t callback_fixture;
+
+static void fork_in_a_callback(void *ctx) {
+    (void)ctx;
+    fflush(stdout);
+    fflush(stderr);
+    callback_child = fork();
+    if (callback_child == 0) {
+        alarm(20);
+        CHECK_EQ(uvloop_after_fork(callback_fixture.l), 0);
+    }
+}
+
+static void fork_inside_a_callback(void) {
+    fixture_attach(&callback_fixture);
+    CHECK_EQ(uvloop_post(callback_fixture.l, fork_in_a_callback, NULL), 0);
+    uv_run(&callback_fixture.uv, UV_RUN_NOWAIT); /* the post runs, and forks */
+    REQUIRE_EQ(callback_child >= 0, 1);
+    if (callback_child == 0) {
+        run_work(&child_work, callback_fixture.l, &callback_fixture.uv);
+        fixture_teardown(&callback_fixture);
+        _exit(capi_failures() == 0 ? 0 : 1);
+    }
+    run_work(&parent_work, callback_fixture.l, &callback_fixture.uv);
+    int status;
+    while (waitpid(callback_child, &status, 0) < 0) {
+    }
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    fixture_teardown(&callback_fixture);
+}
+
 static void after_fork_without_a_fork_does_nothing(void) {
     fixture_t f;
     fixture_attach(&f);
@@ -218,6 +253,7 @@ static void child_without_after_fork_aborts(void) {
 
 const capi_test capi_fork_tests[] = {
     {"fork_four_children_and_the_parent_run_their_own_work", four_children_and_the_parent_run_their_own_work},
+    {"fork_inside_a_callback", fork_inside_a_callback},
     {"fork_after_fork_without_a_fork_does_nothing", after_fork_without_a_fork_does_nothing},
     {"fork_on_another_thread_is_enotloopthread", fork_on_another_thread_is_enotloopthread},
     {"fork_child_without_after_fork_aborts", child_without_after_fork_aborts},
