@@ -9,6 +9,9 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 
 /* glibc declares pthread_setname_np only under _GNU_SOURCE, which a module map cannot set. */
 extern int pthread_setname_np(pthread_t thread, const char *name);
@@ -96,4 +99,41 @@ static inline void shim_tsan_acquire(void *addr) {
 static inline void shim_tsan_release(void *addr) {
     if (__tsan_release) __tsan_release(addr);
 }
+/* ---- fork: a child's own wake-up descriptors ------------------------------------------------
+ * After fork(2) the child shares every descriptor's kernel object with its parent: an eventfd
+ * that either process signals wakes both. These replace the object behind a descriptor number
+ * with a new one of the child's own (eventfd(2) or timerfd_create(2), then dup3(2) onto the same
+ * number, close-on-exec), so that the handles polling the number need not change. */
+extern int dup3(int oldfd, int newfd, int flags);
+
+/* The kind of anonymous descriptor `fd` is, from /proc/self/fd: 1 for an eventfd, 2 for a
+ * timerfd, 0 for anything else. */
+static inline int shim_fd_anon_kind(int fd) {
+    char path[64], target[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n <= 0) return 0;
+    target[n] = '\0';
+    if (strcmp(target, "anon_inode:[eventfd]") == 0) return 1;
+    if (strcmp(target, "anon_inode:[timerfd]") == 0) return 2;
+    return 0;
+}
+
+/* Puts a new eventfd (kind 1) or timerfd (kind 2), non-blocking, behind descriptor `fd`.
+ * Returns 0 or -errno. */
+static inline int shim_fd_renew_anon(int fd, int kind) {
+    int fresh = kind == 1 ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)
+                          : timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (fresh < 0) return -errno;
+    int rc = 0;
+    while (dup3(fresh, fd, O_CLOEXEC) < 0) {
+        if (errno != EINTR) {
+            rc = -errno;
+            break;
+        }
+    }
+    close(fresh);
+    return rc;
+}
+
 #endif

@@ -5,8 +5,10 @@
  *
  * main() owns a uv_loop_t and runs it with uv_run. UVLoop is attached to it (uvloop.h), and on it:
  *   - a TCP line server in C on 127.0.0.1 (--port 0, the default, picks a free port; the port is
- *     printed). Commands: stats, ping, time, help, quit. A connection that sends no line for
- *     --idle-timeout-ms is closed by a UVLoop timer started from C;
+ *     printed). Commands: stats, ping, time, help, swift, quit. A connection that sends no line
+ *     for --idle-timeout-ms is closed by a UVLoop timer started from C;
+ *   - a protocol handler in Swift (upper.h): "swift" hands the connection's socket to it, and
+ *     its "c" hands the socket back to the C server (sockets across the border, both ways);
  *   - a C worker pthread that produces --events sequence-numbered events and sends them to the
  *     Swift statistics component (stats.h), then posts its exit notice to the loop (uvloop_post);
  *   - the component, which counts the events on the loop thread, checks their order, prints a
@@ -16,6 +18,7 @@
  *
  * Build: cc daemon.c $(pkg-config --cflags --libs uvloop)    (see ./build)
  */
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -24,11 +27,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <uv.h>
 #include <uvloop.h>
 
 #include "stats.h"
+#include "upper.h"
 
 typedef struct daemon_s daemon_t;
 
@@ -41,6 +46,7 @@ typedef struct conn_s {
     uvloop_timer_t *idle; /* closes the connection after idle_timeout_ms without a line */
     struct conn_s *prev, *next;
     int closing;
+    int to_swift; /* the line just handled was "swift": hand the socket to Swift */
     size_t len;
     char buf[1024];
 } conn_t;
@@ -60,6 +66,7 @@ struct daemon_s {
     uint64_t worker_sent;              /* written by the worker before its exit notice */
     uint64_t worker_ns;                /* likewise: how long it took */
     int worker_rc;                     /* likewise */
+    uint64_t handed_to_swift, returned_from_swift; /* connections, loop thread */
 };
 
 static void die(const char *what, int rc) {
@@ -213,7 +220,9 @@ static void handle_line(conn_t *c, const char *line) {
         snprintf(reply, sizeof reply, "time_ns=%" PRIu64 "\n", uvloop_now(c->uvloop));
         conn_send(c, reply);
     } else if (strcmp(line, "help") == 0) {
-        conn_send(c, "commands: stats ping time help quit\n");
+        conn_send(c, "commands: stats ping time help swift quit\n");
+    } else if (strcmp(line, "swift") == 0) {
+        c->to_swift = 1; /* on_read hands the socket over, with the bytes after this line */
     } else if (strcmp(line, "quit") == 0) {
         conn_finish(c, "bye\n");
     } else {
@@ -228,20 +237,45 @@ static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf) {
     *buf = uv_buf_init(c->buf + c->len, (unsigned)(sizeof c->buf - c->len));
 }
 
-static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf) {
-    (void)buf;
-    conn_t *c = stream->data;
-    if (n < 0) { /* UV_EOF or an error */
-        conn_close(c);
+/* Hands the connection's socket to the Swift handler (upper.h), with the bytes the client sent
+ * after "swift" (`rest`), and closes the C side's handle: the Swift stream has a descriptor of
+ * its own for the socket. On the loop thread. */
+static void conn_to_swift(conn_t *c, const char *rest, size_t rest_len) {
+    uv_os_fd_t fd;
+    /* A reply still queued in C would be cancelled by the close: keep the connection then. */
+    if (c->tcp.write_queue_size > 0 || uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0) {
+        conn_send(c, "error: busy, try swift again\n");
         return;
     }
-    c->len += (size_t)n;
+    int own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (own < 0) {
+        conn_send(c, "error: no descriptor for swift\n");
+        return;
+    }
+    int rc = upper_handler_adopt(own, rest, rest_len);
+    if (rc != 0) {
+        close(own); /* still ours: the handler did not take it */
+        char reply[160];
+        snprintf(reply, sizeof reply, "error: swift: %s\n", uvloop_strerror(rc));
+        conn_send(c, reply);
+        return;
+    }
+    c->d->handed_to_swift++;
+    conn_close(c);
+}
+
+/* Handles the complete lines in c->buf (c->len bytes). */
+static void conn_handle_lines(conn_t *c) {
     char *start = c->buf, *end = c->buf + c->len, *newline;
     while (!c->closing && (newline = memchr(start, '\n', (size_t)(end - start))) != NULL) {
         *newline = '\0';
         if (newline > start && newline[-1] == '\r') newline[-1] = '\0';
         handle_line(c, start);
         start = newline + 1;
+        if (c->to_swift) {
+            c->to_swift = 0;
+            conn_to_swift(c, start, (size_t)(end - start));
+        }
     }
     if (c->closing) return;
     c->len = (size_t)(end - start);
@@ -253,14 +287,21 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf) {
     if (c->idle != NULL) uvloop_timer_again(c->idle, c->d->idle_timeout_ms * 1000000u);
 }
 
-static void on_connection(uv_stream_t *server, int status) {
-    daemon_t *d = server->data;
-    if (status < 0) {
-        fprintf(stderr, "c-daemon: accept: %s\n", uv_strerror(status));
+static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf) {
+    (void)buf;
+    conn_t *c = stream->data;
+    if (n < 0) { /* UV_EOF or an error */
+        conn_close(c);
         return;
     }
+    c->len += (size_t)n;
+    conn_handle_lines(c);
+}
+
+/* A new connection, in the list, its handle initialized; NULL when out of memory. */
+static conn_t *conn_new(daemon_t *d) {
     conn_t *c = calloc(1, sizeof *c);
-    if (c == NULL) return;
+    if (c == NULL) return NULL;
     c->d = d;
     c->uvloop = d->uvloop;
     uv_tcp_init(&d->loop, &c->tcp);
@@ -268,17 +309,57 @@ static void on_connection(uv_stream_t *server, int status) {
     c->next = d->conns;
     if (d->conns) d->conns->prev = c;
     d->conns = c;
+    return c;
+}
+
+/* Starts a connection's idle timer and its reading; returns 0, or closes it. */
+static int conn_start(conn_t *c) {
+    int rc = uvloop_timer_start(c->d->uvloop, c->d->idle_timeout_ms * 1000000u, 0, on_idle, c, &c->idle);
+    if (rc != 0) {
+        fprintf(stderr, "c-daemon: uvloop_timer_start: %s\n", uvloop_strerror(rc));
+        conn_close(c);
+        return rc;
+    }
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    return 0;
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+    daemon_t *d = server->data;
+    if (status < 0) {
+        fprintf(stderr, "c-daemon: accept: %s\n", uv_strerror(status));
+        return;
+    }
+    conn_t *c = conn_new(d);
+    if (c == NULL) return;
     if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
         conn_close(c);
         return;
     }
-    int rc = uvloop_timer_start(d->uvloop, d->idle_timeout_ms * 1000000u, 0, on_idle, c, &c->idle);
-    if (rc != 0) {
-        fprintf(stderr, "c-daemon: uvloop_timer_start: %s\n", uvloop_strerror(rc));
+    conn_start(c);
+}
+
+/* A connection the Swift handler gives back ("c"), on the loop thread: `fd` is ours again, and
+ * `pending` holds what the client sent after "c". The C server goes on where it left off. */
+static void on_back_from_swift(int fd, const char *pending, size_t length, void *ctx) {
+    daemon_t *d = ctx;
+    conn_t *c = d->stopping ? NULL : conn_new(d);
+    if (c == NULL || length > sizeof c->buf) {
+        if (c != NULL) conn_close(c);
+        close(fd);
+        return;
+    }
+    if (uv_tcp_open(&c->tcp, fd) != 0) {
+        close(fd);
         conn_close(c);
         return;
     }
-    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    d->returned_from_swift++;
+    if (conn_start(c) != 0) return;
+    conn_send(c, "c: back in C\n");
+    memcpy(c->buf, pending, length);
+    c->len = length;
+    conn_handle_lines(c);
 }
 
 /* ---- shutdown --------------------------------------------------------------------------------- */
@@ -362,6 +443,8 @@ int main(int argc, char **argv) {
     if (rc != 0) die("uvloop_attach", rc);
     rc = stats_component_start(d->uvloop, d->report_ms);
     if (rc != 0) die("stats_component_start", rc);
+    rc = upper_handler_start(d->uvloop, on_back_from_swift, d);
+    if (rc != 0) die("upper_handler_start", rc);
 
     struct sockaddr_in address;
     uv_ip4_addr("127.0.0.1", (int)port, &address);
@@ -399,6 +482,11 @@ int main(int argc, char **argv) {
            " digests=%" PRIu64 "\n",
            final.events, final.out_of_order == 0 && final.last_sequence == final.events ? "yes" : "no",
            final.out_of_order, final.reports, final.digests);
+    uint64_t adopted = 0, returned = 0;
+    rc = upper_handler_stop(&adopted, &returned);
+    if (rc != 0) die("upper_handler_stop", rc);
+    printf("swift handler: adopted=%" PRIu64 " returned=%" PRIu64 " (C: handed=%" PRIu64 " back=%" PRIu64 ")\n",
+           adopted, returned, d->handed_to_swift, d->returned_from_swift);
     rc = uvloop_release(d->uvloop);
     if (rc != 0) die("uvloop_release", rc);
     rc = uv_loop_close(&d->loop);

@@ -41,6 +41,7 @@ final class CLoop: Sendable {
     /// thread (and refuses the work of a loop whose thread has gone).
     @inline(__always)
     func post(_ callback: CCallback) throws(LoopError) {
+        loop.preconditionNotStaleAfterFork("uvloop_post")
         if shim_thread_pointer() == loopThreadPointer {
             try loop.post { callback.run() }
         } else {

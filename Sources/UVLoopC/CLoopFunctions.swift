@@ -6,12 +6,15 @@ import UVLoop
 // Each function is declared and documented in uvloop.h; the compiler checks that each signature
 // here matches its declaration there (`@c @implementation`).
 
-/// The `CLoop` behind a `uvloop_t *`, borrowed for the call.
+/// The `CLoop` behind a `uvloop_t *`, borrowed for the call. Stops the program in a forked child
+/// that has not called `uvloop_after_fork` (`call`, the caller's name, goes in the message).
 @inline(__always)
-func cLoop(_ handle: OpaquePointer?) -> CLoop? {
+func cLoop(_ handle: OpaquePointer?, _ call: StaticString = #function) -> CLoop? {
     guard let handle else { return nil }
     // Unmanaged: C holds the retained reference until uvloop_release; a call borrows it.
-    return Unmanaged<CLoop>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
+    let cLoop = Unmanaged<CLoop>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
+    cLoop.loop.preconditionNotStaleAfterFork(cFunctionName(call))
+    return cLoop
 }
 
 /// A retained `uvloop_t *` for `cLoop`, released by `uvloop_release`.

@@ -18,10 +18,12 @@ final class CTimer: Sendable {
 
 /// The object behind a `uvloop_timer_t *`, borrowed for the call.
 @inline(__always)
-private func cTimer(_ handle: OpaquePointer?) -> CTimer? {
+private func cTimer(_ handle: OpaquePointer?, _ call: StaticString = #function) -> CTimer? {
     guard let handle else { return nil }
     // Unmanaged: C holds the retained reference until uvloop_timer_release; a call borrows it.
-    return Unmanaged<CTimer>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
+    let cTimer = Unmanaged<CTimer>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
+    cTimer.cLoop.loop.preconditionNotStaleAfterFork(cFunctionName(call))
+    return cTimer
 }
 
 /// A C delay in nanoseconds as a `Duration`; beyond `Int64.max` it is the end of time anyway.

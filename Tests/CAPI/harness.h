@@ -62,9 +62,16 @@ extern const capi_test capi_loop_tests[];
 extern const capi_test capi_post_tests[];
 extern const capi_test capi_timer_tests[];
 extern const capi_test capi_race_tests[];
+/* Misuse that aborts, fork, version (test_misuse.c, test_fork.c, test_version.c). */
+extern const capi_test capi_misuse_tests[];
+extern const capi_test capi_fork_tests[];
+extern const capi_test capi_version_tests[];
 
 /* A count from the environment (CAPI_<name>), for lighter runs under valgrind. */
 int capi_env_int(const char *name, int fallback);
+
+/* Runs `misuse` in a child process: it must print `expected` on stderr and die of SIGABRT. */
+void expect_misuse_abort(void (*misuse)(void), const char *expected);
 
 /* ---- latches and threads --------------------------------------------------------------------- */
 

@@ -12,6 +12,9 @@
  *     uvloop_strerror() turns any of them into a message.
  *   - Every function says which threads may call it. "Loop thread" is the thread that runs the
  *     uv_loop_t (the one inside uv_run). Misuse that can be detected returns an error code.
+ *     Misuse that no call can report (a loop run by another thread than the one that attached
+ *     it, a forked child that did not call uvloop_after_fork) stops the program: UVLoop's
+ *     message on stderr, then abort() (SIGABRT).
  *   - Callbacks are a function and a context pointer. UVLoop never reads or frees the context; a
  *     callback runs on the loop thread, and runs exactly once unless its call returned an error
  *     (or, for a timer, it was cancelled).
@@ -212,6 +215,96 @@ int uvloop_owns_handle(const uv_handle_t *handle);
  * static (a code that is neither gets "unknown error"). Any thread.
  */
 const char *uvloop_strerror(int err);
+
+/* ==== fork ===================================================================================
+ *
+ * A pre-forking daemon attaches, sets up, then forks its workers; each child runs the loop:
+ *
+ *     uvloop_attach(&loop, &l);               on the thread that runs the loop
+ *     ... listeners, timers ...
+ *     pid_t pid = fork();                     on that same thread, no other thread using l
+ *     if (pid == 0) {
+ *         uvloop_after_fork(l);               first, in the child, on the thread that forked
+ *         uv_run(&loop, UV_RUN_DEFAULT);
+ *     }
+ *
+ * A child starts with its parent's descriptors, whose kernel objects both processes share:
+ * libuv's epoll instance and UVLoop's wake-ups. Until uvloop_after_fork, a wake-up from one
+ * process can wake the other and a poll in the child can take the parent's events. In a child
+ * that has not called it, the loop's next turn and every uvloop_* call on `l` (and its timers)
+ * stop the program with a message saying to call uvloop_after_fork (abort(), SIGABRT).
+ *
+ * What the fork copied carries over: work posted and timers pending at the fork run in both
+ * processes; handles stay open in both, as libuv's own do. Not supported, as for any fork of a
+ * process with threads: forking on a thread other than the loop thread (the child has no loop
+ * thread: uvloop_after_fork returns UVLOOP_ENOTLOOPTHREAD, and the child must not use `l`); a
+ * loop running on a thread of its own in a Swift program (Loop.startThread, LoopGroup); posts
+ * other threads were making at the fork; thread-pool work in flight at the fork (it never
+ * completes in the child). To fork at any other moment, detach, fork, and attach again in each
+ * process.
+ */
+
+/*
+ * Makes `l` usable in a child process after fork(2): calls uv_loop_fork on the attached
+ * uv_loop_t (do not call it again) and gives UVLoop's wake-up descriptors (eventfds and a
+ * timerfd) kernel objects of the child's own. In the child, on the thread that called fork,
+ * which must be the loop thread, before any other use of `l`. In a process that did not fork
+ * since `l` was attached (or last reset), it does nothing and returns 0.
+ *
+ * Returns 0; UVLOOP_ENOTLOOPTHREAD when the calling thread is not the loop thread (the fork
+ * was made on another thread: nothing was reset); UVLOOP_EDETACHED (UVLOOP_ESHUTDOWN for a loop
+ * made in Swift) when the loop no longer runs; UVLOOP_EINVAL for NULL; a libuv code when
+ * uv_loop_fork fails or a descriptor cannot be made (UV_EMFILE).
+ */
+int uvloop_after_fork(uvloop_t *l);
+
+/* ==== Sockets across the border ================================================================
+ *
+ * A socket crosses between C and a Swift component as a descriptor, through the component's
+ * own entry points; UVLoop needs no function for it. Whoever lets go of a socket keeps nothing
+ * of it, and whoever takes it owns it (closes it):
+ *
+ *   C to Swift: take a descriptor of your own (uv_fileno, then fcntl(fd, F_DUPFD_CLOEXEC, 3)),
+ *     close the C handle once its write_queue_size is 0 (uv_close closes only its descriptor),
+ *     and pass yours to the component, which opens it with
+ *     Loop.openConnection(descriptor:ownership: .take): the StreamConnection owns it from then on.
+ *     When that fails, the descriptor is still the caller's to close (the entry point returns the
+ *     error code, LoopError.cErrorCode).
+ *   Swift to C: StreamConnection.takeDescriptor() closes the connection and returns a new
+ *     descriptor for the socket (close-on-exec, non-blocking), owned by whoever gets it: open it
+ *     with uv_tcp_open or uv_pipe_open, or close it. It fails, and the connection stays Swift's,
+ *     while writes are still queued.
+ *
+ * On the loop thread, both ways. Bytes a side has already read are its own: hand them over with
+ * the descriptor. The peer sees nothing of the hand-over. Examples/c-daemon's upper.h is a
+ * component's interface for it.
+ */
+
+/* ==== Version ================================================================================
+ *
+ * The version of this header, and of the library a program runs with (which may be newer: a
+ * library with the same major version runs programs built against an older minor). As libuv's
+ * UV_VERSION_* and uv_version(). The shared library's SONAME carries the major version
+ * (libuvloop.so.0), and pkg-config's Version is this version:
+ *     pkg-config --atleast-version=0.1 uvloop
+ */
+#define UVLOOP_VERSION_MAJOR 0
+#define UVLOOP_VERSION_MINOR 1
+#define UVLOOP_VERSION_PATCH 0
+/* The version as one number, (major << 16) | (minor << 8) | patch, as uvloop_version() returns. */
+#define UVLOOP_VERSION_HEX ((UVLOOP_VERSION_MAJOR << 16) | (UVLOOP_VERSION_MINOR << 8) | UVLOOP_VERSION_PATCH)
+
+/*
+ * The version of the library the program runs with, (major << 16) | (minor << 8) | patch:
+ * compare it with UVLOOP_VERSION_HEX, the header's. Any thread; never fails.
+ */
+unsigned uvloop_version(void);
+
+/*
+ * The same version as text, "MAJOR.MINOR.PATCH" ("0.1.0"). Never NULL; the string is static.
+ * Any thread; never fails.
+ */
+const char *uvloop_version_string(void);
 
 #ifdef __cplusplus
 }

@@ -40,7 +40,10 @@ public actor MainLoopActor {
     public static func assumeIsolated<T: Sendable>(
         _ operation: @MainLoopActor () throws -> T, file: StaticString = #fileID, line: UInt = #line
     ) rethrows -> T {
-        shared.preconditionIsolated(
+        // UVLoop's own check, not the actor's preconditionIsolated: a misuse ends with abort()
+        // (SIGABRT) and this message, not with the standard library's trap (SIGILL).
+        misusePrecondition(
+            shared.loop.isIsolatingCurrentContext() == true,
             "UVLoop: MainLoopActor.assumeIsolated called off the main loop's thread; use await or post to get there",
             file: file, line: line)
         // The check above proved that we are isolated to the actor, which the type system cannot

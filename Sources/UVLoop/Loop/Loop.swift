@@ -104,6 +104,8 @@ public final class Loop: Sendable {
     let manualTime: ManualTime
     /// The figures ``metrics()`` reads, published by the loop's thread each turn.
     let metricsRecorder: LoopMetricsRecorder
+    /// Whether the process forked since the loop's kernel objects were made (``afterFork()``).
+    let forkState: LoopForkState
 
     /// Creates a loop owned by this process, whose thread is the calling thread.
     ///
@@ -146,6 +148,7 @@ public final class Loop: Sendable {
         self.confined = LoopConfinedObject(engine)
         self.manualTime = engine.manualTime
         self.metricsRecorder = engine.metricsRecorder
+        self.forkState = engine.forkState
         self.thread = .current
         self.threadPointer = shim_thread_pointer()
         self.clockSource = clock

@@ -106,6 +106,9 @@ final class LoopEngine {
     let metricsRecorder = LoopMetricsRecorder()
     /// The loop's executor identities, which jobs run on; set once the `Loop` exists.
     var executors: LoopExecutorRefs?
+    /// Whether the process forked since the loop's kernel objects were made (see
+    /// `LoopEngine+Fork.swift`); shared with the `Loop`, which checks it for C callers.
+    let forkState = LoopForkState()
 
     init(
         native: NativeLoop, queue: PostQueue, clock: LoopClockSource, postBudget: Int, timerSlots: TimerSlots
@@ -213,9 +216,12 @@ final class LoopEngine {
     /// for the loop's thread (timers, `LoopBound` values, inline `invoke`) belongs to the thread
     /// that attached it, so a loop that another thread runs must stop here, before any of UVLoop's
     /// work runs on that thread. Every libuv callback of the engine starts with this check.
+    /// It also stops a forked child's loop that was not reset for the child (`Loop.afterFork()`),
+    /// before the poll that would share the parent's epoll instance.
     @inline(__always)
     private func confirmLoopThread() {
         if let attaching = unconfirmedThread { confirmLoopThread(attaching) }
+        if _slowPath(forkState.isStale) { stopInForkedChild("a turn of the loop") }
     }
 
     private func confirmLoopThread(_ attaching: ThreadIdentity) {

@@ -17,6 +17,19 @@ func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
     other.shutdown()
 }
 
+/// Runs `body` in a child process (fork), whose misuse stops it; the parent waits and exits as
+/// the shell reports a death by that signal (128 + the signal), having shared its stderr.
+func inForkedChild(_ body: () -> Void) {
+    let child = fork()
+    if child == 0 {
+        body()
+        _exit(0)
+    }
+    var status: Int32 = 0
+    _ = waitpid(child, &status, 0)
+    if status & 0x7f != 0 { exit(128 + (status & 0x7f)) }
+}
+
 /// Runs `body` in a task and waits for it: the misuse inside stops the program first.
 func inTasks(_ body: @escaping @Sendable () async throws -> Void) {
     var fds: [Int32] = [0, 0]

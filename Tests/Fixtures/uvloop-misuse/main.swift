@@ -309,6 +309,20 @@ let cases: [String: () throws -> Void] = [
         let listener = try loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0)) { _ in }
         onAnotherThread { listener.drain(within: .seconds(1)) { _ in } }
     },
+    "take-descriptor-off-thread": {
+        let (_, connection) = try connectedConnection()
+        onAnotherThread { _ = try? connection.takeDescriptor() }
+    },
+    // fork(2).
+    "after-fork-off-thread": {
+        let loop = try Loop()
+        onAnotherThread { try? loop.afterFork() }
+    },
+    "forked-child-without-after-fork": {
+        let loop = try Loop()
+        try loop.post {}
+        inForkedChild { _ = try? loop.runOnce() }
+    },
     // A verb for the other kind of loop.
     "advance-time-system-clock": {
         let loop = try Loop()
