@@ -39,4 +39,5 @@ final class ChildProcessFallbackTests: ChildProcessTests {
     override func testAStandardDescriptorCanBeAPipeOfTheParents() throws { try super.testAStandardDescriptorCanBeAPipeOfTheParents() }
     override func testADetachedChildLeadsItsOwnSession() throws { try super.testADetachedChildLeadsItsOwnSession() }
     override func testTheChildStartsWithDefaultSignals() throws { try super.testTheChildStartsWithDefaultSignals() }
+    override func testSpawningWhileTheThreadPoolIsSaturated() throws { try super.testSpawningWhileTheThreadPoolIsSaturated() }
 }

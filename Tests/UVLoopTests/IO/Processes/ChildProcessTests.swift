@@ -305,6 +305,46 @@ class ChildProcessTests: XCTestCase {
         XCTAssertEqual(masks.map { $0.map { $0 & 0x7fff_ffff } }, [0, 0], output.value)
         loop.shutdown()
     }
+
+    /// Every thread of libuv's pool held by blocking work (and more work queued behind it): a
+    /// spawn, the child's output and its end need none of the pool.
+    func testSpawningWhileTheThreadPoolIsSaturated() throws {
+        let thread = try Loop.startThread(name: "busy-pool")
+        defer { thread.shutdown() }
+        let loop = thread.loop
+        let hold = Gate()
+        let running = (0..<threadPoolSize).map { _ in ThreadPoolWorkTests.RecordingJob(loop: loop, hold: hold) }
+        for job in running { try loop.queueWork(job) }
+        for job in running { job.started.pass() }
+        let waiting = ThreadPoolWorkTests.RecordingJob(loop: loop)
+        try loop.queueWork(waiting)
+
+        let ended = Gate()    // opened at the end of the output and at the child's end
+        let output = LoopBound("", loop: loop)
+        let termination = LoopBound<ProcessTermination?>(nil, loop: loop)
+        let command = shell("printf 'no pool needed'; exit 5")
+        try loop.invoke { () throws in
+            let child = try loop.spawn(command) { end in
+                termination.value = end
+                ended.open()
+            }
+            try child.standardOutput?.startReading { _, read in
+                switch read {
+                case .bytes(let bytes): output.value += String(decoding: bytes, as: UTF8.self)
+                case .end, .failed: ended.open()
+                }
+            }
+        }
+        ended.pass()
+        ended.pass()
+        XCTAssertEqual(try loop.invoke { output.value }, "no pool needed")
+        XCTAssertEqual(try loop.invoke { termination.value }, .exited(5))
+        XCTAssertNil(waiting.snapshot.ranOnLoopThread, "the pool stayed saturated all along")
+
+        hold.open(running.count)
+        for job in running { job.finished.pass() }
+        waiting.finished.pass()
+    }
 }
 
 extension Result {
