@@ -58,3 +58,17 @@ extension FileSystemRequest {
         uv_fs_req_cleanup(&close)
     }
 }
+
+/// The path calls that an atomic write needs (`LoopFileSystem.writeFile`): named for that use, so
+/// that they stay apart from the general path starters.
+extension FileSystemRequest {
+    /// Renames the request's path (the temporary file) to `target`, replacing it.
+    func startAtomicWriteRename(to target: String) -> Int32 {
+        uv_fs_rename(loopPointer, request, path, target, Self.callback)
+    }
+
+    /// Removes the request's path (a temporary file left by a failed write).
+    func startAtomicWriteUnlink() -> Int32 {
+        uv_fs_unlink(loopPointer, request, path, Self.callback)
+    }
+}
