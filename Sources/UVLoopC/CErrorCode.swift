@@ -12,7 +12,9 @@ extension LoopError {
         case .detached: return UVLOOP_EDETACHED
         case .alreadyAttached: return UVLOOP_EALREADY
         case .wouldDeadlock: return UVLOOP_EDEADLOCK
-        case .libuv(_, let code): return code
+        case .libuv(_, let code), .fileSystem(_, _, let code): return code
+        case .fileClosed: return Int32(UV_EBADF.rawValue)
+        case .fileTooLarge: return Int32(UV_EFBIG.rawValue)
         case .timedOut: return Int32(UV_ETIMEDOUT.rawValue)
         case .inboxFull: return Int32(UV_ENOBUFS.rawValue)
         case .streamClosed: return Int32(UV_EBADF.rawValue)

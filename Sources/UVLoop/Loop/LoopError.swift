@@ -55,6 +55,16 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The stream ended in the middle of a length-prefixed frame; `byteCount` bytes of it had
     /// arrived.
     case incompleteFrame(byteCount: Int)
+    /// A file-system `operation` (`"open"`, `"read"`, `"rename"`, …) on `path` failed with the
+    /// system's error `code` (a negative `errno`-style value such as `UV_ENOENT`). `path` is empty
+    /// for an operation on an open file whose path is not known.
+    case fileSystem(operation: String, path: String, code: Int32)
+    /// The file was closed with ``LoopFile/close()->()`` before this call, or while the operation
+    /// waited to start.
+    case fileClosed
+    /// The file at `path` holds more than `limit` bytes, the most that
+    /// ``LoopFileSystem/readFile(at:limit:)`` was allowed to read; nothing was returned.
+    case fileTooLarge(path: String, limit: Int)
 
     static func libuv(_ code: Int32, _ function: String) -> LoopError {
         .libuv(function: function, code: code)
@@ -93,8 +103,32 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
             return "a frame was longer than its limit of \(maxLength) bytes, and reading stopped; answer the peer if the protocol says so, then close the connection (closeAfterFlushing), or raise maxLength"
         case .incompleteFrame(let byteCount):
             return "the stream ended inside a length-prefixed frame (\(byteCount) bytes of it had arrived); the peer closed early"
+        case .fileSystem(let operation, let path, let code):
+            let subject = path.isEmpty ? operation : "\(operation) \"\(path)\""
+            return "\(subject) failed: \(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))\(Self.advice(forFileError: code))"
+        case .fileClosed:
+            return "the file was closed with close() and accepts no more operations; open it again"
+        case .fileTooLarge(let path, let limit):
+            return "\"\(path)\" holds more than the limit of \(limit) bytes; raise the limit, or read it in parts with loop.fileSystem.open"
         case .libuv(let function, let code):
             return "\(function) failed: \(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))"
+        }
+    }
+}
+
+extension LoopError {
+    /// What to do about a file-system error, for the common codes.
+    static func advice(forFileError code: Int32) -> String {
+        switch code {
+        case UV_ENOENT.rawValue: "; check the path, or create it first"
+        case UV_EEXIST.rawValue: "; remove it first, or open it without exclusive creation"
+        case UV_EACCES.rawValue, UV_EPERM.rawValue: "; check the permissions of the path and its directories"
+        case UV_ENOTDIR.rawValue: "; a part of the path is not a directory"
+        case UV_EISDIR.rawValue: "; the path is a directory"
+        case UV_ENOTEMPTY.rawValue: "; remove the directory's contents first"
+        case UV_EMFILE.rawValue, UV_ENFILE.rawValue: "; too many open files: close some, or raise the limit (ulimit -n)"
+        case UV_ENOSPC.rawValue: "; the file system is full"
+        default: ""
         }
     }
 }

@@ -33,18 +33,6 @@ public struct FileChange: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// What `stat` says of a path, as ``Loop/pollFile(_:every:keepsOwnerLoopAlive:handler:)`` reports it.
-public struct FileStatus: Sendable, Equatable {
-    /// The size in bytes.
-    public let size: UInt64
-    /// The inode: a file replaced by another of the same name has another inode.
-    public let inode: UInt64
-    /// The type and permission bits (`st_mode`).
-    public let mode: UInt32
-    /// When the contents last changed, since the Unix epoch.
-    public let modified: Duration
-}
-
 /// Two successive readings of a polled path; nil where the path did not exist.
 public struct FileStatusChange: Sendable, Equatable {
     /// The reading before the change.

@@ -61,7 +61,7 @@ struct FilePollHandle: NativeIOHandle {
         return uv_fs_poll_start(handle.pointer, { handle, status, previous, current in
             guard let handle else { return }
             let context = LibUVHandle<uv_fs_poll_t>.context(of: handle, as: FilePollContext.self)
-            context.onPoll?(status, previous.flatMap(FileStatus.init(stat:)), current.flatMap(FileStatus.init(stat:)))
+            context.onPoll?(status, previous.flatMap(FileStatus.init(polled:)), current.flatMap(FileStatus.init(polled:)))
         }, path, intervalMilliseconds)
     }
 
@@ -79,12 +79,9 @@ final class FilePollContext: HandleContext {
 extension FileStatus {
     /// The status libuv read, or nil for the all-zero status it reports for a path that does not
     /// exist.
-    init?(stat: UnsafePointer<uv_stat_t>) {
-        let s = stat.pointee
-        guard s.st_ino != 0 || s.st_mode != 0 else { return nil }
-        self.init(
-            size: s.st_size, inode: s.st_ino, mode: UInt32(truncatingIfNeeded: s.st_mode),
-            modified: .seconds(s.st_mtim.tv_sec) + .nanoseconds(s.st_mtim.tv_nsec))
+    init?(polled stat: UnsafePointer<uv_stat_t>) {
+        guard stat.pointee.st_ino != 0 || stat.pointee.st_mode != 0 else { return nil }
+        self.init(stat: stat)
     }
 }
 

@@ -1,0 +1,129 @@
+import CLibUV
+import Glibc
+
+/// One libuv file-system request (`uv_fs_t`), reused for one operation after another: the
+/// request's memory, what its callback calls, and the path and operation its errors name.
+/// Loop thread only, apart from the pool thread that libuv runs the system call on, which touches
+/// only libuv's part of the request.
+///
+/// Requests come from the loop's `FileSystemRequests`, which keeps each one alive while it is in
+/// flight (so the unretained pointer in `data` stays valid until the callback) and takes it back
+/// once its completion has run. One thin starter per libuv call lives in the extensions
+/// (`FileSystemRequest+Paths.swift`, `FileSystemRequest+Descriptors.swift`); each fills the
+/// request through a `uv_fs_*` call with `FileSystemRequest.callback` and returns libuv's status.
+final class FileSystemRequest {
+    /// Raw storage: allocated once, freed in `deinit`, never while libuv holds it (the pool keeps
+    /// an in-flight request alive).
+    let request: UnsafeMutablePointer<uv_fs_t>
+    /// What the request is for, named in its errors: `"open"`, `"stat"`, ….
+    var operation: StaticString = ""
+    /// The path the operation works on, named in its errors (empty for one on a descriptor).
+    var path: String = ""
+    /// Called on the loop's thread when libuv is done with the request; cleared before it runs.
+    var completion: FileSystemCompletion?
+    /// Set when the loop's ending withdrew the request: the completion gets this refusal.
+    var endedBy: LoopError?
+    /// This use of the request, unique in its pool, so that a late cancel of an earlier use does
+    /// nothing (see `FileSystemRequests.cancel(ticket:)`).
+    private(set) var ticket: UInt64 = 0
+    /// The request's position in the pool's in-flight list, or -1.
+    var inFlightIndex = -1
+    /// Told when the request finishes, before its completion runs (an open file counting its
+    /// operations in flight, a buffer lent to a read); cleared then. Kept alive meanwhile.
+    var owner: (any FileSystemRequestOwner)?
+    unowned let pool: FileSystemRequests
+
+    init(pool: FileSystemRequests) {
+        self.pool = pool
+        request = .allocate(capacity: 1)
+        UnsafeMutableRawPointer(request).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<uv_fs_t>.size)
+    }
+
+    deinit { request.deallocate() }
+
+    var loopPointer: UnsafeMutablePointer<uv_loop_t> { pool.native.pointer }
+
+    /// Prepares the request for a new operation on `path`.
+    func begin(_ operation: StaticString, path: String, ticket: UInt64, completion: FileSystemCompletion) {
+        self.ticket = ticket
+        self.operation = operation
+        self.path = path
+        self.completion = completion
+        endedBy = nil
+        // Unmanaged: the pool holds the request strongly while it is in flight, which covers
+        // every callback libuv makes with this pointer.
+        request.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// libuv's result: a count or descriptor when zero or more, a negative error code otherwise.
+    var result: Int { request.pointee.result }
+
+    /// The error for a failed request: the loop's refusal when its ending withdrew it, otherwise
+    /// `code` with the operation and path.
+    func error(code: Int32) -> LoopError {
+        if let endedBy { return endedBy }
+        if code == UV_ECANCELED.rawValue { return .cancelled }
+        return .fileSystem(operation: "\(operation)", path: path, code: code)
+    }
+
+    /// The result as a count, or the error.
+    var countResult: Result<Int, LoopError> {
+        if let endedBy { return .failure(endedBy) }
+        return result >= 0 ? .success(result) : .failure(error(code: Int32(truncatingIfNeeded: result)))
+    }
+
+    /// Withdraws the request if no pool thread has started it (`uv_cancel`); the callback then
+    /// reports `UV_ECANCELED`. Returns whether it was withdrawn. Loop thread only, while in flight.
+    func cancel() -> Bool {
+        return uv_cancel(UnsafeMutableRawPointer(request).assumingMemoryBound(to: uv_req_t.self)) == 0
+    }
+
+    /// The callback every starter passes to libuv.
+    static let callback: uv_fs_cb = { request in
+        let owner = Unmanaged<FileSystemRequest>.fromOpaque(request!.pointee.data!).takeUnretainedValue()
+        owner.pool.finish(owner)
+    }
+
+    /// Frees what libuv allocated for the result (a path, a directory listing); the request can
+    /// then be reused.
+    func cleanUp() { uv_fs_req_cleanup(request) }
+
+    /// The status libuv read (`stat`, `lstat`, `fstat`).
+    var status: FileStatus { FileStatus(stat: &request.pointee.statbuf) }
+
+    /// The path libuv produced (`readlink`, `realpath`, `mkdtemp`), or nil.
+    var resultPath: String? {
+        if request.pointee.fs_type == UV_FS_MKDTEMP || request.pointee.fs_type == UV_FS_MKSTEMP {
+            return request.pointee.path.map { String(cString: $0) }
+        }
+        return request.pointee.ptr.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }
+    }
+}
+
+/// What an operation on an open file keeps informed: told on the loop's thread that `request`
+/// finished, before the request's completion runs and while its result can still be read.
+protocol FileSystemRequestOwner: AnyObject {
+    func requestWillComplete(_ request: FileSystemRequest)
+}
+
+/// What a finished request calls, stored without wrapping so that a call from the loop's thread
+/// allocates nothing: a count (bytes, a descriptor), a status, or the request itself for a
+/// result of another shape (a path, a listing), read before the request is reused.
+enum FileSystemCompletion {
+    case count((Result<Int, LoopError>) -> Void)
+    case status((Result<FileStatus, LoopError>) -> Void)
+    case request((FileSystemRequest) -> Void)
+}
+
+extension FileStatus {
+    /// The status in libuv's `uv_stat_t`.
+    init(stat: UnsafePointer<uv_stat_t>) {
+        let s = stat.pointee
+        func time(_ t: uv_timespec_t) -> Duration { .seconds(t.tv_sec) + .nanoseconds(t.tv_nsec) }
+        self.init(
+            size: s.st_size, inode: s.st_ino, mode: UInt32(truncatingIfNeeded: s.st_mode),
+            modified: time(s.st_mtim), device: s.st_dev, links: s.st_nlink, userID: UInt32(truncatingIfNeeded: s.st_uid),
+            groupID: UInt32(truncatingIfNeeded: s.st_gid), blockSize: s.st_blksize, blocks: s.st_blocks,
+            accessed: time(s.st_atim), statusChanged: time(s.st_ctim), created: time(s.st_birthtim))
+    }
+}
