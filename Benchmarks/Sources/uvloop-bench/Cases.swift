@@ -236,15 +236,14 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "posix_spawn_c", make: CSide.processSpawnWait(n: k.spawnN)),
         ImplSpec(impl: "subprocess", make: SubprocessSide.processSpawnWait(n: k.spawnN)),
     ], quickReps: 3))
-    // The UVLoop rows wait for the loop's file API (reads at an offset into the caller's buffer, stat).
     cases.append(BenchCase(workload: "file_read_sequential", n: k.fileReadChunks, unit: "ns/op", impls: [
-        ImplSpec(impl: "uvloop", make: nil),
+        ImplSpec(impl: "uvloop", make: UVLoopSide.fileReadSequential(k)),
         ImplSpec(impl: "libuv_c", make: CSide.fileReadSequential(k, onLibUV: true)),
         ImplSpec(impl: "pread_c", make: CSide.fileReadSequential(k, onLibUV: false)),
         ImplSpec(impl: "nio_fs", make: NIOFileSystemSide.fileReadSequential(k)),
     ], quickReps: 3))
     cases.append(BenchCase(workload: "file_stat_small", n: k.fileStatN, unit: "ns/op", impls: [
-        ImplSpec(impl: "uvloop", make: nil),
+        ImplSpec(impl: "uvloop", make: UVLoopSide.fileStatSmall(k)),
         ImplSpec(impl: "libuv_c", make: CSide.fileStatSmall(k, onLibUV: true)),
         ImplSpec(impl: "stat_c", make: CSide.fileStatSmall(k, onLibUV: false)),
         ImplSpec(impl: "nio_fs", make: NIOFileSystemSide.fileStatSmall(k)),
