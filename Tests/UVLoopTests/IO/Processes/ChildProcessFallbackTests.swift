@@ -40,4 +40,5 @@ final class ChildProcessFallbackTests: ChildProcessTests {
     override func testADetachedChildLeadsItsOwnSession() throws { try super.testADetachedChildLeadsItsOwnSession() }
     override func testTheChildStartsWithDefaultSignals() throws { try super.testTheChildStartsWithDefaultSignals() }
     override func testSpawningWhileTheThreadPoolIsSaturated() throws { try super.testSpawningWhileTheThreadPoolIsSaturated() }
+    override func testAFileWithoutAnInterpreterLine() throws { try super.testAFileWithoutAnInterpreterLine() }
 }

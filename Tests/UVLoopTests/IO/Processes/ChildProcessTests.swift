@@ -345,6 +345,28 @@ class ChildProcessTests: XCTestCase {
         for job in running { job.finished.pass() }
         waiting.finished.pass()
     }
+
+    /// A file without a `#!` line: `posix_spawn` reports it as not executable, naming it;
+    /// `uv_spawn` (the fallback) runs it through `/bin/sh` as `execvp` does.
+    func testAFileWithoutAnInterpreterLine() throws {
+        let path = "/tmp/uvloop-no-interpreter-\(getpid())"
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("exit 3\n".utf8)))
+        defer { unlink(path) }
+        XCTAssertEqual(chmod(path, 0o755), 0)
+        let loop = try Loop()
+        if spawnsWithPidfd {
+            XCTAssertThrowsError(try loop.spawn(Command(path))) { error in
+                guard case .libuv(let function, let code) = error as? LoopError else { return XCTFail("\(error)") }
+                XCTAssertEqual(code, -ENOEXEC)
+                XCTAssertTrue(function.contains(path) && function.contains("not an executable format"), function)
+            }
+        } else {
+            let child = try loop.spawn(Command(path)) { _ in loop.stop() }
+            try loop.run()
+            XCTAssertEqual(child.termination, .exited(3))
+        }
+        loop.shutdown()
+    }
 }
 
 extension Result {
