@@ -39,13 +39,13 @@ extension ProcessHandle {
             let status = uv_pipe_open(pipe, parentEnds[index])
             guard status == 0 else {
                 for end in parentEnds[index...] where end >= 0 { shim_close_fd(end) }
-                _ = abandon(pid)
+                abandon(pid)
                 throw .libuv(status, "uv_pipe_open")
             }
         }
         let pidfd = shim_pidfd_open(pid)
         guard pidfd >= 0 else {
-            _ = abandon(pid)
+            abandon(pid)
             throw .libuv(pidfd, "pidfd_open")
         }
         return (pid, pidfd)

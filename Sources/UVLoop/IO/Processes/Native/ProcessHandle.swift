@@ -49,7 +49,7 @@ struct ProcessHandle: NativeIOHandle {
     /// When set, every child is spawned with `uv_spawn`: for tests of the fallback.
     static let spawnsWithLibUVOnly = Atomic<Bool>(false)
 
-    /// Spawns `file` (searched in `PATH` when it has no slash, as `execvp` does) with `arguments`
+    /// Spawns `file` (searched in `PATH` when it has no slash) with `arguments`
     /// (the first is the child's `argv[0]`), `environment` (`NAME=value` strings; nil: the
     /// parent's), `workingDirectory` (nil: the parent's), `stdio` for descriptors 0, 1, 2, and
     /// `flags` (`UV_PROCESS_DETACHED`, `UV_PROCESS_SETUID`, `UV_PROCESS_SETGID`). `onExit` gets
@@ -83,7 +83,7 @@ struct ProcessHandle: NativeIOHandle {
                 pidfd, on: loop, drain: {},
                 onReadable: { reaped(pid, onExit) }, closeDescriptor: { shim_close_fd(pidfd) })
         } catch {
-            _ = abandon(pid)
+            abandon(pid)
             throw error
         }
         return ProcessHandle(pid: pid, watch: .pidfd(poll, descriptor: pidfd))
@@ -178,12 +178,10 @@ struct ProcessHandle: NativeIOHandle {
         return shim_reap(pid, 1, &status, &signal) == 1
     }
 
-    /// Kills and reaps a child whose watch could not be set up; returns the errno to report.
-    static func abandon(_ pid: Int32) -> Int32 {
-        let error = errno
+    /// Kills and reaps a child whose watch could not be set up.
+    static func abandon(_ pid: Int32) {
         _ = Glibc.kill(pid, SIGKILL)
         _ = reap(pid)
-        return error
     }
 }
 
