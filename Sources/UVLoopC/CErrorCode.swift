@@ -14,6 +14,7 @@ extension LoopError {
         case .wouldDeadlock: return UVLOOP_EDEADLOCK
         case .libuv(_, let code), .fileSystem(_, _, let code): return code
         case .fileClosed: return Int32(UV_EBADF.rawValue)
+        case .fileTooLarge: return Int32(UV_EFBIG.rawValue)
         case .timedOut: return Int32(UV_ETIMEDOUT.rawValue)
         case .inboxFull: return Int32(UV_ENOBUFS.rawValue)
         case .streamClosed: return Int32(UV_EBADF.rawValue)

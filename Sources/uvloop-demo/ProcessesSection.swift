@@ -33,7 +33,10 @@ private func showProcesses(on loop: Loop) async throws {
     print("  pid \(child.pid) wrote \(String(decoding: output, as: UTF8.self).debugDescription), then \(try await child.exit())")
 
     print("3. A child that ignores SIGTERM gets SIGKILL after its grace (200 ms):")
-    let stubborn = try await loop.spawn(Command("/bin/sh", arguments: ["-c", "trap '' TERM; exec sleep 30"]))
+    var stubbornCommand = Command("/bin/sh", arguments: ["-c", "trap '' TERM; echo ready; exec sleep 30"])
+    stubbornCommand.standardOutput = .pipe
+    let stubborn = try await loop.spawn(stubbornCommand)
+    for try await _ in stubborn.standardOutput!.reads { break }    // its trap is set once it says so
     stubborn.terminate(grace: .milliseconds(200))
     print("  \(try await stubborn.exit())")
 

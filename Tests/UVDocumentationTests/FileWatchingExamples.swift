@@ -49,4 +49,24 @@ final class FileWatchingExamples: XCTestCase {
         // docs:end
         XCTAssertFalse(changes.watch.isActive, "the change came, and leaving the loop cancelled the watch")
     }
+
+    func testWatchFromTheLoopThread() throws {
+        let directory = "/tmp/uvloop-docs-isolated-\(getpid())"
+        mkdir(directory, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let loop = try Loop()
+        // docs:begin watch-file-isolated
+        final class Config {                               // lives on the loop's thread
+            var reloads = 0
+        }
+        let config = Config()
+        let watch = try loop.assumeIsolated().watchFile(directory) { _, result in
+            if case .success(let change) = result, change.name == "app.conf" { config.reloads += 1 }
+        }
+        // docs:end
+        XCTAssertTrue(FileManager.default.createFile(atPath: "\(directory)/app.conf", contents: Data()))
+        while config.reloads == 0 { _ = try loop.runOnce() }
+        watch.cancel()
+        loop.shutdown()
+    }
 }

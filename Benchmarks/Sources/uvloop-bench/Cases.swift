@@ -34,12 +34,16 @@ struct Counts {
     var groupChains = 100
     /// process_spawn_wait: children started and waited for, one at a time.
     var spawnN = 1_000
+    /// file_read_sequential: 64 KiB chunks read, one at a time (4,096: a 256 MiB file).
+    var fileReadChunks = 4_096
+    /// file_stat_small: small files stat'ed, one at a time.
+    var fileStatN = 10_000
 
     init(override n: Int? = nil) {
         guard let n else { return }
         postN = n; invokeN = n; timerCounts = [n]; chunkedN = n; operationsN = n; hopN = n; timerMemoryN = n
         boundAppendN = n; pingPongN = n; echoN = n; groupUnitsPerLoop = n; spawnN = n; udpPingPongN = n
-        udpThroughputN = n
+        udpThroughputN = n; fileReadChunks = n; fileStatN = n
     }
 }
 
@@ -231,6 +235,18 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "uvloop", make: UVLoopSide.processSpawnWait(n: k.spawnN)),
         ImplSpec(impl: "posix_spawn_c", make: CSide.processSpawnWait(n: k.spawnN)),
         ImplSpec(impl: "subprocess", make: SubprocessSide.processSpawnWait(n: k.spawnN)),
+    ], quickReps: 3))
+    cases.append(BenchCase(workload: "file_read_sequential", n: k.fileReadChunks, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.fileReadSequential(k)),
+        ImplSpec(impl: "libuv_c", make: CSide.fileReadSequential(k, onLibUV: true)),
+        ImplSpec(impl: "pread_c", make: CSide.fileReadSequential(k, onLibUV: false)),
+        ImplSpec(impl: "nio_fs", make: NIOFileSystemSide.fileReadSequential(k)),
+    ], quickReps: 3))
+    cases.append(BenchCase(workload: "file_stat_small", n: k.fileStatN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.fileStatSmall(k)),
+        ImplSpec(impl: "libuv_c", make: CSide.fileStatSmall(k, onLibUV: true)),
+        ImplSpec(impl: "stat_c", make: CSide.fileStatSmall(k, onLibUV: false)),
+        ImplSpec(impl: "nio_fs", make: NIOFileSystemSide.fileStatSmall(k)),
     ], quickReps: 3))
     return cases
 }

@@ -129,6 +129,10 @@ let targets: [Target] = [
     // Throughput per unit of time = 1 / (ns per unit): 2 loops' rate / 1 loop's = 1loop / 2loops.
     faster("processes", "process_spawn_wait", standard.spawnN, "posix_spawn_c", 0.8, "spawn /bin/true and wait: >= 0.8x the speed of posix_spawn + waitpid in C"),
     faster("processes", "process_spawn_wait", standard.spawnN, "subprocess", 1.5, "... and >= 1.5x faster than swift-subprocess"),
+    faster("files", "file_read_sequential", standard.fileReadChunks, "libuv_c", 0.8, "read 256 MiB in 64 KiB chunks (page cache warm): >= 0.8x the speed of uv_fs_read in C"),
+    faster("files", "file_read_sequential", standard.fileReadChunks, "nio_fs", 1.5, "... and >= 1.5x faster than NIOFileSystem"),
+    faster("files", "file_stat_small", standard.fileStatN, "libuv_c", 0.8, "stat 10,000 files one by one: >= 0.8x the speed of uv_fs_stat in C"),
+    faster("files", "file_stat_small", standard.fileStatN, "nio_fs", 1.5, "... and >= 1.5x faster than NIOFileSystem"),
     faster("loop groups", "group_scaling", groupUnits, "uvloop_1loop", 1.7,
            "loop-local timers on a LoopGroup of 2 loops: >= 1.7x the work per unit time of 1 loop",
            impl: "uvloop_2loops"),

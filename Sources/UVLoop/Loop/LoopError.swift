@@ -59,9 +59,12 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     /// system's error `code` (a negative `errno`-style value such as `UV_ENOENT`). `path` is empty
     /// for an operation on an open file whose path is not known.
     case fileSystem(operation: String, path: String, code: Int32)
-    /// The file was closed with ``LoopFile/close()`` before this call, or while the operation
+    /// The file was closed with ``LoopFile/close()->()`` before this call, or while the operation
     /// waited to start.
     case fileClosed
+    /// The file at `path` holds more than `limit` bytes, the most that
+    /// ``LoopFileSystem/readFile(at:limit:)`` was allowed to read; nothing was returned.
+    case fileTooLarge(path: String, limit: Int)
 
     static func libuv(_ code: Int32, _ function: String) -> LoopError {
         .libuv(function: function, code: code)
@@ -105,6 +108,8 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(subject) failed: \(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))\(Self.advice(forFileError: code))"
         case .fileClosed:
             return "the file was closed with close() and accepts no more operations; open it again"
+        case .fileTooLarge(let path, let limit):
+            return "\"\(path)\" holds more than the limit of \(limit) bytes; raise the limit, or read it in parts with loop.fileSystem.open"
         case .libuv(let function, let code):
             return "\(function) failed: \(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))"
         }

@@ -46,15 +46,17 @@ final class FileSystemRequests {
     @discardableResult
     func start(
         _ operation: StaticString, path: String, completion: FileSystemCompletion,
-        _ start: (FileSystemRequest) -> Int32
+        owner: (any FileSystemRequestOwner)? = nil, _ start: (FileSystemRequest) -> Int32
     ) throws(LoopError) -> UInt64 {
         try lifecycle.admitHandle()
         let request = free.popLast() ?? FileSystemRequest(pool: self)
         lastTicket += 1
         request.begin(operation, path: path, ticket: lastTicket, completion: completion)
+        request.owner = owner
         let status = start(request)
         guard status == 0 else {
             request.completion = nil
+            request.owner = nil
             request.cleanUp()
             recycle(request)
             throw request.error(code: status)
@@ -102,6 +104,10 @@ final class FileSystemRequests {
     }
 
     private static func complete(_ request: FileSystemRequest, _ completion: FileSystemCompletion?) {
+        if let owner = request.owner {
+            request.owner = nil
+            owner.requestWillComplete(request)
+        }
         switch completion {
         case .count(let body): body(request.countResult)
         case .status(let body):

@@ -107,7 +107,7 @@ final class ProcessStatus: Sendable {
     func set(_ termination: ProcessTermination) { value.withLock { $0 = termination } }
 }
 
-/// The loop-thread side of a ``ChildProcess``: its `uv_process_t`, its exit handler and the tasks
+/// The loop-thread side of a ``ChildProcess``: its process handle, its exit handler and the tasks
 /// waiting for its end. Loop thread only.
 final class ChildProcessCore: IOHandleCore<ProcessHandle> {
     private(set) var pid: Int32 = 0
@@ -147,7 +147,7 @@ final class ChildProcessCore: IOHandleCore<ProcessHandle> {
 
     /// The spawn's error, naming the program and the reason.
     private static func spawnError(_ error: LoopError, _ command: Command) -> LoopError {
-        guard case .libuv(_, let code) = error else { return error }
+        guard case .libuv(let function, let code) = error else { return error }
         let reason = switch code {
         case UV_ENOENT.rawValue: "no such file (check the path, or PATH for a bare name)"
         case UV_EACCES.rawValue: "permission denied (is it executable, and are its directories searchable?)"
@@ -155,7 +155,7 @@ final class ChildProcessCore: IOHandleCore<ProcessHandle> {
         case UV_EPERM.rawValue: "not permitted (switching user or group needs the privilege to)"
         default: "\(String(cString: uv_strerror(code)))"
         }
-        return .libuv(function: "uv_spawn (\(command.executable): \(reason))", code: code)
+        return .libuv(function: "\(function) (\(command.executable): \(reason))", code: code)
     }
 
     /// Adds a handler for the child's end (after the one given to `spawn`).
@@ -196,7 +196,7 @@ final class ChildProcessCore: IOHandleCore<ProcessHandle> {
         continuation.resume(throwing: .cancelled)
     }
 
-    /// libuv reaped the child.
+    /// The child has ended and was reaped.
     private func exited(status exitStatus: Int64, signal: Int32) {
         let termination: ProcessTermination = signal != 0 ? .signalled(Signal(signal)) : .exited(Int32(truncatingIfNeeded: exitStatus))
         status.set(termination)
@@ -211,7 +211,7 @@ final class ChildProcessCore: IOHandleCore<ProcessHandle> {
         for entry in waiting { entry.continuation.resume(returning: termination) }
     }
 
-    /// The loop ends while the child runs: kill it and reap it here, since libuv stops watching
+    /// The loop ends while the child runs: kill it and reap it here, since the handle stops watching
     /// it with the close (a detached child is left running).
     override func closeNative(_ native: ProcessHandle) {
         let killing = status.termination == nil && !detached

@@ -33,8 +33,8 @@ public struct Command: Sendable {
         case pipe
     }
 
-    /// The program: a path, or a name looked up in the `PATH` of the parent's environment (as
-    /// `execvp` does).
+    /// The program: a path, or a name looked up in the `PATH` of the parent's environment. It
+    /// must be an executable file or a script that starts with a `#!` line.
     public var executable: String
     /// The arguments after the program's name.
     public var arguments: [String]

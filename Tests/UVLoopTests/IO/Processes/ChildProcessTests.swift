@@ -5,9 +5,14 @@ import XCTest
 
 @testable import UVLoop
 
-final class ChildProcessTests: XCTestCase {
+/// Children spawned the usual way (`posix_spawn`, watched through a pidfd where the kernel has
+/// pidfds); ``ChildProcessFallbackTests`` runs every test again with `uv_spawn`.
+class ChildProcessTests: XCTestCase {
+    /// Whether this class's children are watched through a pidfd.
+    var spawnsWithPidfd: Bool { ProcessHandle.pidfdsWork }
+
     /// A shell command with its output and error as pipes.
-    private func shell(_ script: String) -> Command {
+    func shell(_ script: String) -> Command {
         var command = Command("/bin/sh", arguments: ["-c", script])
         command.standardOutput = .pipe
         command.standardError = .pipe
@@ -15,7 +20,7 @@ final class ChildProcessTests: XCTestCase {
     }
 
     /// Reads a pipe to its end into `text`.
-    private func collect(_ pipe: StreamConnection?, into text: LoopBound<String>) throws {
+    func collect(_ pipe: StreamConnection?, into text: LoopBound<String>) throws {
         try pipe?.startReading { _, read in
             if case .bytes(let bytes) = read { text.value += String(decoding: bytes, as: UTF8.self) }
         }
@@ -216,6 +221,151 @@ final class ChildProcessTests: XCTestCase {
         loop.shutdown()
         let after = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
         XCTAssertEqual(after, before)
+    }
+
+    func testTheChildIsWatchedTheWayThisKernelAllows() throws {
+        let loop = try Loop()
+        let child = try loop.spawn(Command("/bin/true")) { _ in loop.stop() }
+        XCTAssertEqual(child.core.value.handle.isWatchedByPidfd, spawnsWithPidfd)
+        try loop.run()
+        XCTAssertEqual(child.termination, .exited(0))
+        loop.shutdown()
+    }
+
+    /// `posix_spawn` cannot switch user or group: such a child is spawned by `uv_spawn`, on any
+    /// kernel. Switching to the user and group one already has needs no privilege.
+    func testAChildThatSwitchesUserIsSpawnedByLibUV() throws {
+        let loop = try Loop()
+        var command = shell("id -u; id -g")
+        command.userID = getuid()
+        command.groupID = getgid()
+        let output = LoopBound("", loop: loop)
+        let child = try loop.spawn(command) { _ in loop.stop() }
+        XCTAssertFalse(child.core.value.handle.isWatchedByPidfd)
+        try collect(child.standardOutput, into: output)
+        try loop.run()
+        loop.turn(until: { output.value == "\(getuid())\n\(getgid())\n" })
+        XCTAssertEqual(child.termination, .exited(0))
+        loop.shutdown()
+    }
+
+    func testAStandardDescriptorCanBeAPipeOfTheParents() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(pipe(&ends), 0)
+        defer { close(ends[0]) }
+        let loop = try Loop()
+        var command = Command("/bin/sh", arguments: ["-c", "printf 'to the descriptor'; printf ' and its error' >&2"])
+        command.standardOutput = .descriptor(ends[1])
+        command.standardError = .descriptor(ends[1])
+        _ = try loop.spawn(command) { _ in loop.stop() }
+        close(ends[1])    // the child holds the only write end now: its exit ends the reads
+        try loop.run()
+        var bytes = [UInt8](repeating: 0, count: 64)
+        var text = ""
+        while case let count = read(ends[0], &bytes, bytes.count), count > 0 {
+            text += String(decoding: bytes[..<count], as: UTF8.self)
+        }
+        XCTAssertEqual(text, "to the descriptor and its error")
+        loop.shutdown()
+    }
+
+    /// A detached child runs in a session of its own, and the loop still reports its end.
+    func testADetachedChildLeadsItsOwnSession() throws {
+        let loop = try Loop()
+        var command = Command("/bin/sleep", arguments: ["30"])
+        command.detached = true
+        let child = try loop.spawn(command)
+        XCTAssertEqual(getsid(child.pid), child.pid)
+        XCTAssertNotEqual(getsid(child.pid), getsid(0))
+        XCTAssertTrue(child.kill(.kill))
+        loop.turn(until: { !child.isRunning })
+        XCTAssertEqual(child.termination, .signalled(.kill))
+        loop.shutdown()
+    }
+
+    /// The child starts with every signal at its default and none blocked, whatever the parent
+    /// ignores or blocks (the loop ignores `SIGPIPE`): signals 1 to 31, as libuv resets them (the
+    /// real-time ones above belong to the C library).
+    func testTheChildStartsWithDefaultSignals() throws {
+        let loop = try Loop()
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGUSR1)
+        var previous = sigset_t()
+        XCTAssertEqual(pthread_sigmask(SIG_BLOCK, &blocked, &previous), 0)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        let ignoredBefore = signal(SIGUSR2, SIG_IGN)
+        defer { signal(SIGUSR2, ignoredBefore) }
+        let output = LoopBound("", loop: loop)
+        let child = try loop.spawn(shell("exec grep -E '^Sig(Blk|Ign)' /proc/self/status")) { _ in loop.stop() }
+        try collect(child.standardOutput, into: output)
+        try loop.run()
+        loop.turn(until: { output.value.split(separator: "\n").count == 2 })
+        let masks = output.value.split(separator: "\n").map { UInt64($0.split(separator: "\t")[1], radix: 16) }
+        XCTAssertEqual(masks.map { $0.map { $0 & 0x7fff_ffff } }, [0, 0], output.value)
+        loop.shutdown()
+    }
+
+    /// Every thread of libuv's pool held by blocking work (and more work queued behind it): a
+    /// spawn, the child's output and its end need none of the pool.
+    func testSpawningWhileTheThreadPoolIsSaturated() throws {
+        let thread = try Loop.startThread(name: "busy-pool")
+        defer { thread.shutdown() }
+        let loop = thread.loop
+        let hold = Gate()
+        let running = (0..<threadPoolSize).map { _ in ThreadPoolWorkTests.RecordingJob(loop: loop, hold: hold) }
+        for job in running { try loop.queueWork(job) }
+        for job in running { job.started.pass() }
+        let waiting = ThreadPoolWorkTests.RecordingJob(loop: loop)
+        try loop.queueWork(waiting)
+
+        let ended = Gate()    // opened at the end of the output and at the child's end
+        let output = LoopBound("", loop: loop)
+        let termination = LoopBound<ProcessTermination?>(nil, loop: loop)
+        let command = shell("printf 'no pool needed'; exit 5")
+        try loop.invoke { () throws in
+            let child = try loop.spawn(command) { end in
+                termination.value = end
+                ended.open()
+            }
+            try child.standardOutput?.startReading { _, read in
+                switch read {
+                case .bytes(let bytes): output.value += String(decoding: bytes, as: UTF8.self)
+                case .end, .failed: ended.open()
+                }
+            }
+        }
+        ended.pass()
+        ended.pass()
+        XCTAssertEqual(try loop.invoke { output.value }, "no pool needed")
+        XCTAssertEqual(try loop.invoke { termination.value }, .exited(5))
+        XCTAssertNil(waiting.snapshot.ranOnLoopThread, "the pool stayed saturated all along")
+
+        hold.open(running.count)
+        for job in running { job.finished.pass() }
+        waiting.finished.pass()
+    }
+
+    /// A file without a `#!` line: `posix_spawn` reports it as not executable, naming it;
+    /// `uv_spawn` (the fallback) runs it through `/bin/sh` as `execvp` does.
+    func testAFileWithoutAnInterpreterLine() throws {
+        let path = "/tmp/uvloop-no-interpreter-\(getpid())"
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("exit 3\n".utf8)))
+        defer { unlink(path) }
+        XCTAssertEqual(chmod(path, 0o755), 0)
+        let loop = try Loop()
+        if spawnsWithPidfd {
+            XCTAssertThrowsError(try loop.spawn(Command(path))) { error in
+                guard case .libuv(let function, let code) = error as? LoopError else { return XCTFail("\(error)") }
+                XCTAssertEqual(code, -ENOEXEC)
+                XCTAssertTrue(function.contains(path) && function.contains("not an executable format"), function)
+            }
+        } else {
+            let child = try loop.spawn(Command(path)) { _ in loop.stop() }
+            try loop.run()
+            XCTAssertEqual(child.termination, .exited(3))
+        }
+        loop.shutdown()
     }
 }
 

@@ -28,6 +28,9 @@ final class FileSystemRequest {
     private(set) var ticket: UInt64 = 0
     /// The request's position in the pool's in-flight list, or -1.
     var inFlightIndex = -1
+    /// Told when the request finishes, before its completion runs (an open file counting its
+    /// operations in flight, a buffer lent to a read); cleared then. Kept alive meanwhile.
+    var owner: (any FileSystemRequestOwner)?
     unowned let pool: FileSystemRequests
 
     init(pool: FileSystemRequests) {
@@ -95,6 +98,12 @@ final class FileSystemRequest {
         }
         return request.pointee.ptr.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }
     }
+}
+
+/// What an operation on an open file keeps informed: told on the loop's thread that `request`
+/// finished, before the request's completion runs and while its result can still be read.
+protocol FileSystemRequestOwner: AnyObject {
+    func requestWillComplete(_ request: FileSystemRequest)
 }
 
 /// What a finished request calls, stored without wrapping so that a call from the loop's thread

@@ -1,5 +1,6 @@
 import CLibUV
 import Glibc
+import Synchronization
 
 /// How one of a child's standard descriptors is set up: one `uv_stdio_container_t`.
 enum ChildStdio {
@@ -12,17 +13,43 @@ enum ChildStdio {
     case pipe(StreamHandle, childReads: Bool)
 }
 
-/// A `uv_process_t`: one child process, spawned once, watched until it exits, closed once.
-/// Loop thread only.
+/// One child process, spawned once, watched until it exits, closed once. Loop thread only.
 ///
-/// `uv_spawn` forks and executes the program before it returns (libuv 1.44 waits for the `exec`
-/// through a pipe, so a program that cannot be executed is reported by the call itself), and
-/// libuv reaps the child from its own `SIGCHLD` handler, calling the exit callback on the loop's
-/// thread. Closing the handle stops watching: libuv no longer reaps that child.
+/// Two ways to start and watch it, the same to its user:
+/// - **posix_spawn and a pidfd** (the usual way): glibc's `posix_spawn` starts the child with
+///   `clone(CLONE_VM|CLONE_VFORK)`, sharing the parent's memory until the child executes, and
+///   returns once it has executed (or reports why it could not). A pidfd (`pidfd_open`, Linux
+///   5.3) polled by a `uv_poll_t` becomes readable when the child ends; the loop then reaps it
+///   (`waitpid` on its pid, which no one else reaps: libuv's `SIGCHLD` handler waits only for
+///   its own children). Signals go through the pidfd (`pidfd_send_signal`).
+/// - **uv_spawn** (the fallback): a kernel without pidfds, a child that switches user or group
+///   (which `posix_spawn` cannot do), or a process whose `SIGCHLD` is ignored (the kernel reaps
+///   children then, and only libuv's own `SIGCHLD` handler, which it installs, gets their status
+///   back). libuv 1.44 forks (copying the parent's page tables), executes the program, reports a
+///   failure to execute through a pipe before `uv_spawn` returns, and reaps the child from its
+///   `SIGCHLD` handler.
+///
+/// Both set the child up alike: signal dispositions reset and no signal blocked, descriptors
+/// 0, 1 and 2 blocking, the parent's other descriptors closed (every one UVLoop and libuv open
+/// is closed on exec). One difference stays: for a bare program name, `uv_spawn` searches the
+/// `PATH` of the child's environment and runs a file without a `#!` line through `/bin/sh`;
+/// `posix_spawnp` searches the parent's `PATH` and reports such a file as `ENOEXEC`.
+///
+/// Closing the handle stops watching: the loop no longer reaps that child.
 struct ProcessHandle: NativeIOHandle {
-    let handle: LibUVHandle<uv_process_t>
+    /// The child's process id.
+    let pid: Int32
+    private let watch: Watch
 
-    /// Spawns `file` (searched in `PATH` when it has no slash, as `execvp` does) with `arguments`
+    private enum Watch {
+        case process(LibUVHandle<uv_process_t>)
+        case pidfd(LibUVHandle<uv_poll_t>, descriptor: Int32)
+    }
+
+    /// When set, every child is spawned with `uv_spawn`: for tests of the fallback.
+    static let spawnsWithLibUVOnly = Atomic<Bool>(false)
+
+    /// Spawns `file` (searched in `PATH` when it has no slash) with `arguments`
     /// (the first is the child's `argv[0]`), `environment` (`NAME=value` strings; nil: the
     /// parent's), `workingDirectory` (nil: the parent's), `stdio` for descriptors 0, 1, 2, and
     /// `flags` (`UV_PROCESS_DETACHED`, `UV_PROCESS_SETUID`, `UV_PROCESS_SETGID`). `onExit` gets
@@ -32,13 +59,54 @@ struct ProcessHandle: NativeIOHandle {
         stdio: [ChildStdio], flags: UInt32, userID: UInt32, groupID: UInt32,
         onExit: @escaping (Int64, Int32) -> Void
     ) throws(LoopError) -> ProcessHandle {
-        // C strings live until uv_spawn returns: the child has executed (or failed to) by then.
+        // C strings live until the spawn returns: the child has executed (or failed to) by then.
         let argv = CStringArray(arguments)
         let envp = environment.map(CStringArray.init)
         defer {
             argv.free()
             envp?.free()
         }
+        let switchesIdentity = flags & UInt32(UV_PROCESS_SETUID.rawValue | UV_PROCESS_SETGID.rawValue) != 0
+        if switchesIdentity || !pidfdsWork || spawnsWithLibUVOnly.load(ordering: .relaxed)
+            || shim_children_reaped_by_kernel() != 0
+        {
+            return try spawnWithLibUV(
+                loop: loop, file: file, argv: argv, envp: envp, workingDirectory: workingDirectory, stdio: stdio,
+                flags: flags, userID: userID, groupID: groupID, onExit: onExit)
+        }
+        let detached = flags & UInt32(UV_PROCESS_DETACHED.rawValue) != 0
+        let (pid, pidfd) = try spawnWithPidfd(
+            file: file, argv: argv, envp: envp, workingDirectory: workingDirectory, stdio: stdio, newSession: detached)
+        let poll: LibUVHandle<uv_poll_t>
+        do {
+            poll = try LibUVHandle.polling(
+                pidfd, on: loop, drain: {},
+                onReadable: { reaped(pid, onExit) }, closeDescriptor: { shim_close_fd(pidfd) })
+        } catch {
+            abandon(pid)
+            throw error
+        }
+        return ProcessHandle(pid: pid, watch: .pidfd(poll, descriptor: pidfd))
+    }
+
+    /// The pidfd of `pid` is readable: reaps it and reports its end. A child that someone else
+    /// reaped (a `waitpid(-1)` elsewhere in the process) is reported with exit status -1, its
+    /// own being lost.
+    private static func reaped(_ pid: Int32, _ onExit: (Int64, Int32) -> Void) {
+        var status: Int32 = 0
+        var signal: Int32 = 0
+        switch shim_reap(pid, 0, &status, &signal) {
+        case 1: onExit(Int64(status), signal)
+        case 0: return    // not ended after all: wait for the next readiness
+        default: onExit(-1, 0)
+        }
+    }
+
+    private static func spawnWithLibUV(
+        loop: NativeLoop, file: String, argv: CStringArray, envp: CStringArray?, workingDirectory: String?,
+        stdio: [ChildStdio], flags: UInt32, userID: UInt32, groupID: UInt32,
+        onExit: @escaping (Int64, Int32) -> Void
+    ) throws(LoopError) -> ProcessHandle {
         var containers = stdio.map(\.container)
         let context = ProcessHandleContext(onExit: onExit)
         let handle = try LibUVHandle<uv_process_t>(
@@ -68,32 +136,52 @@ struct ProcessHandle: NativeIOHandle {
                 }
             },
             context: context)
-        return ProcessHandle(handle: handle)
+        return ProcessHandle(pid: handle.pointer.pointee.pid, watch: .process(handle))
     }
 
-    /// The child's process id.
-    var pid: Int32 { handle.pointer.pointee.pid }
+    /// Whether the child is watched through a pidfd (not by `uv_spawn`'s handle).
+    var isWatchedByPidfd: Bool {
+        if case .pidfd = watch { return true }
+        return false
+    }
 
-    /// Sends `signal` to the child (`uv_process_kill`); returns libuv's status (`UV_ESRCH` once it
-    /// has exited).
-    func kill(_ signal: Int32) -> Int32 { uv_process_kill(handle.pointer, signal) }
+    /// Sends `signal` to the child; returns 0, or a negative error code (`UV_ESRCH` once it has
+    /// exited).
+    func kill(_ signal: Int32) -> Int32 {
+        switch watch {
+        case .process(let handle): uv_process_kill(handle.pointer, signal)
+        case .pidfd(_, let descriptor): shim_pidfd_send_signal(descriptor, signal)
+        }
+    }
 
-    /// Stops watching the child and closes the handle; libuv no longer reaps it.
-    func close() { handle.close() }
+    /// Stops watching the child and closes the handle; the loop no longer reaps it.
+    func close() {
+        switch watch {
+        case .process(let handle): handle.close()
+        case .pidfd(let handle, _): handle.close()
+        }
+    }
 
-    func unref() { handle.unref() }
+    func unref() {
+        switch watch {
+        case .process(let handle): handle.unref()
+        case .pidfd(let handle, _): handle.unref()
+        }
+    }
 
-    /// Waits for a child that libuv no longer watches to end, and reaps it (`waitpid`). For a
+    /// Waits for a child that the loop no longer watches to end, and reaps it (`waitpid`). For a
     /// child just killed with `SIGKILL`, which ends at once. Returns false when it was reaped
     /// already.
     static func reap(_ pid: Int32) -> Bool {
         var status: Int32 = 0
-        while true {
-            let result = waitpid(pid, &status, 0)
-            if result == pid { return true }
-            if result == -1 && errno == EINTR { continue }
-            return false
-        }
+        var signal: Int32 = 0
+        return shim_reap(pid, 1, &status, &signal) == 1
+    }
+
+    /// Kills and reaps a child whose watch could not be set up.
+    static func abandon(_ pid: Int32) {
+        _ = Glibc.kill(pid, SIGKILL)
+        _ = reap(pid)
     }
 }
 
@@ -147,7 +235,7 @@ struct CStringArray {
 }
 
 /// Calls `body` with `string` as a C string, or with nil.
-private func withOptionalCString<Result>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> Result) -> Result {
+func withOptionalCString<Result>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> Result) -> Result {
     guard let string else { return body(nil) }
     return string.withCString { body($0) }
 }
