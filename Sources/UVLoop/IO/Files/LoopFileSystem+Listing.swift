@@ -101,7 +101,7 @@ public struct DirectoryEntries: AsyncSequence, Sendable {
 
     /// A new iteration, which opens the directory when first asked for an entry.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(fileSystem: fileSystem, reader: DirectoryReader(path: path, capacity: batchSize))
+        Iterator(fileSystem: fileSystem, owner: DirectoryOwner(DirectoryReader(path: path, capacity: batchSize)))
     }
 
     /// One iteration over the directory. Not `Sendable`: one task iterates it.
@@ -112,14 +112,16 @@ public struct DirectoryEntries: AsyncSequence, Sendable {
         public typealias Failure = LoopError
 
         let fileSystem: LoopFileSystem
-        let reader: DirectoryReader
+        /// Held by the iterator alone, so that dropping the iterator closes the directory.
+        let owner: DirectoryOwner
+        var reader: DirectoryReader { owner.reader }
         private var batch: [DirectoryEntry] = []
         private var index = 0
         private var finished = false
 
-        init(fileSystem: LoopFileSystem, reader: DirectoryReader) {
+        init(fileSystem: LoopFileSystem, owner: DirectoryOwner) {
             self.fileSystem = fileSystem
-            self.reader = reader
+            self.owner = owner
         }
 
         /// The next entry, or `nil` after the last.
@@ -158,7 +160,7 @@ public struct DirectoryEntries: AsyncSequence, Sendable {
                 batch = try await fileSystem.perform { completion throws(LoopError) in
                     try fileSystem.requests.start(
                         "readdir", path: reader.path,
-                        completion: .request { request in completion(request.countResult.map { reader.readEntries(count: $0) }) }
+                        completion: .request { request in completion(reader.finishRead(request)) }
                     ) { reader.startRead($0) }
                 }
             } catch {
@@ -183,3 +185,14 @@ public struct DirectoryEntries: AsyncSequence, Sendable {
 
 @available(*, unavailable)
 extension DirectoryEntries.Iterator: Sendable {}
+
+/// Closes its directory when the iterator that holds it goes away. Requests capture the reader,
+/// not the owner, and the loop may release them a little later; no request is in flight then,
+/// since the iterator awaits each.
+final class DirectoryOwner {
+    let reader: DirectoryReader
+
+    init(_ reader: DirectoryReader) { self.reader = reader }
+
+    deinit { reader.close() }
+}

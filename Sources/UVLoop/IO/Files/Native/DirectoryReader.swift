@@ -48,17 +48,24 @@ final class DirectoryReader: @unchecked Sendable {
         self.directory = directory
     }
 
-    /// Reads the next batch; the completion reads it with `readEntries(count:)`. The directory
-    /// must be open.
+    /// Reads the next batch; the completion takes it with `finishRead(_:)`. The directory must
+    /// be open.
     func startRead(_ request: FileSystemRequest) -> Int32 {
         uv_fs_readdir(request.loopPointer, request.request, directory, FileSystemRequest.callback)
     }
 
-    /// The first `count` entries of the last read.
-    func readEntries(count: Int) -> [DirectoryEntry] {
-        (0..<min(count, capacity)).map { index in
-            DirectoryEntry(name: String(cString: entries[index].name), type: FileType(entries[index].type), directory: path)
+    /// The batch a finished read got, or its error; call from the read's completion, whatever its
+    /// outcome. It cleans the request up there and then: libuv's cleanup of a read frees the
+    /// names through the directory's entry buffer, so it must run before the iterator, resumed
+    /// by the completion on another thread, can close the directory.
+    func finishRead(_ request: FileSystemRequest) -> Result<[DirectoryEntry], LoopError> {
+        let result = request.countResult.map { count in
+            (0..<min(count, capacity)).map { index in
+                DirectoryEntry(name: String(cString: entries[index].name), type: FileType(entries[index].type), directory: path)
+            }
         }
+        request.cleanUp()
+        return result
     }
 
     /// Closes the directory at once, on the calling thread (`closedir` releases a descriptor and
