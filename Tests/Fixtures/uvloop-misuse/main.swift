@@ -318,6 +318,10 @@ let cases: [String: () throws -> Void] = [
         let loop = try Loop()
         try loop.advanceClockWithoutRunning(by: .seconds(1))
     },
+    "file-system-off-thread": {
+        let loop = try Loop()
+        onAnotherThread { try? loop.fileSystem.makeDirectory(at: "/tmp/uvloop-misuse") { _ in } }
+    },
 ]
 
 let arguments = CommandLine.arguments.dropFirst()
