@@ -121,7 +121,7 @@ final class FileSystemExamples: XCTestCase {
         let path = "\(base)/cache"
         // docs:begin fs-cancel
         let cleanup = Task { try await loop.fileSystem.removeTree(at: path) }
-        cleanup.cancel()   // stops after the request in flight: LoopError.cancelled, or the count if it had finished
+        cleanup.cancel()   // stops after the requests in flight: LoopError.cancelled, or the count if it had finished
         // docs:end
         _ = try? await cleanup.value
     }

@@ -5,9 +5,10 @@ import Synchronization
 /// the chain. Loop thread only; the atomics only make it `Sendable`, so that the async face's
 /// `@Sendable` closures can carry it there.
 ///
-/// Cancelling withdraws the request in flight if no pool thread has started it, and refuses
-/// every later one with ``LoopError/cancelled``: the operation then completes with that error,
-/// and what its earlier requests did stays done.
+/// Cancelling withdraws the last request started if no pool thread has started it, and refuses
+/// every later one with ``LoopError/cancelled``: the operation then completes with that error
+/// once its other requests in flight (a tree's removal runs a few at once) have finished, and
+/// what its earlier requests did stays done.
 final class FileSystemSteps: Sendable {
     private let cancelled = Atomic<Bool>(false)
     private let ticket = Atomic<UInt64>(0)
@@ -22,7 +23,7 @@ final class FileSystemSteps: Sendable {
         ticket.store(try requests.start(operation, path: path, completion: completion, start), ordering: .relaxed)
     }
 
-    /// Stops the operation: withdraws its request in flight (if not started) and refuses the rest.
+    /// Stops the operation: withdraws its last request (if not started) and refuses the rest.
     func cancel(_ requests: FileSystemRequests) {
         cancelled.store(true, ordering: .relaxed)
         let ticket = ticket.load(ordering: .relaxed)

@@ -1,17 +1,19 @@
 import CLibUV
 
-/// Removing and copying whole trees: one request after another, depth first, never following a
-/// symbolic link. A failure stops the operation and names the step that failed and its path
-/// (`rmdir "/srv/cache/a" failed: ENOTEMPTY`, `unlink "/srv/cache/b" failed: EACCES`); what
-/// was done before it stays done.
+/// Removing and copying whole trees: depth first, never following a symbolic link. A failure
+/// stops the operation and names the step that failed and its path (`rmdir "/srv/cache/a"
+/// failed: ENOTEMPTY`, `unlink "/srv/cache/b" failed: EACCES`); what was done before it stays
+/// done.
 extension LoopFileSystem {
     /// Removes `path` and, when it is a directory, everything in it (as `rm -r`), and calls
     /// `completion` on the loop's thread with the number of entries removed. A symbolic link is
     /// removed, never followed. Loop thread only.
     ///
     /// Entries that disappear while the tree is removed (removed by someone else) are passed
-    /// over. The tree is removed one request at a time; a directory's listing is read in one
-    /// request, so a directory of 100,000 entries holds their names in memory while it is emptied.
+    /// over. A directory's files and links are removed a few at a time (up to 4 requests at once),
+    /// then its subdirectories one after another, then the directory itself; its listing is read
+    /// in one request, so a directory of 100,000 entries holds their names in memory while it is
+    /// emptied.
     /// - Parameters:
     ///   - path: the file, link or directory to remove.
     ///   - completion: gets the number of files, links and directories removed (`path`
@@ -27,8 +29,8 @@ extension LoopFileSystem {
     }
 
     /// Removes `path` and everything in it; see ``removeTree(at:_:)``. Callable from any task.
-    /// Cancelling the task stops the removal after the request in flight; what was removed stays
-    /// removed.
+    /// Cancelling the task stops the removal after the requests in flight (a few files at most);
+    /// what was removed stays removed.
     /// - Returns: the number of files, links and directories removed.
     /// - Throws: like ``removeTree(at:_:)``, and ``LoopError/cancelled``.
     @discardableResult
@@ -95,12 +97,20 @@ extension LoopFileSystem {
         case .directory:
             try listDirectory(path, steps) { listed in
                 guard case .success(let entries) = listed else { return completion(listed.map { _ in 0 }) }
-                removeEntries(entries, from: 0, removed: 0, steps) { removed in
-                    guard case .success(let count) = removed else { return completion(removed) }
-                    continuing(completion) { () throws(LoopError) in
-                        try steps.start(requests, "rmdir", path: path, completion: .count { completion($0.map { _ in count + 1 }) }) { $0.startRemoveDirectory() }
+                // Files and links first, several at once; then the directories, one after another.
+                let subtrees = entries.filter { $0.type == .directory || $0.type == .unknown }
+                let leaves = entries.filter { $0.type != .directory && $0.type != .unknown }.map(\.path)
+                LeafRemoval(leaves) { (leaf, removed: @escaping (Result<Int, LoopError>) -> Void) throws(LoopError) in
+                    try steps.start(requests, "unlink", path: leaf, completion: .count { removed($0.map { _ in 1 }) }) { $0.startUnlink() }
+                } completion: { leavesRemoved in
+                    guard case .success(let leafCount) = leavesRemoved else { return completion(leavesRemoved) }
+                    removeEntries(subtrees, from: 0, removed: leafCount, steps) { removed in
+                        guard case .success(let count) = removed else { return completion(removed) }
+                        continuing(completion) { () throws(LoopError) in
+                            try steps.start(requests, "rmdir", path: path, completion: .count { completion($0.map { _ in count + 1 }) }) { $0.startRemoveDirectory() }
+                        }
                     }
-                }
+                }.run()
             }
         default:
             try steps.start(requests, "unlink", path: path, completion: .count { completion($0.map { _ in 1 }) }) { $0.startUnlink() }
@@ -201,5 +211,61 @@ extension LoopFileSystem {
         continuing(next) { () throws(LoopError) in
             try copyTree(entry.path, "\(destination)/\(entry.name)", type: entry.type, steps, next)
         }
+    }
+}
+
+/// Removes the files and links of one directory, up to `width` at once: their requests are short,
+/// and several in flight keep the pool's threads busy while completions travel back to the loop.
+/// Completes once, with the number removed or the first failure (after the others in flight have
+/// finished); a leaf already gone is passed over. Loop thread only.
+final class LeafRemoval {
+    /// At most this many requests at once: libuv's pool has 4 threads by default.
+    static let width = 4
+
+    private let leaves: [String]
+    private let remove: (String, @escaping (Result<Int, LoopError>) -> Void) throws(LoopError) -> Void
+    private let completion: (Result<Int, LoopError>) -> Void
+    private var next = 0
+    private var running = 0
+    private var removed = 0
+    private var failure: LoopError?
+    private var finished = false
+
+    init(
+        _ leaves: [String], remove: @escaping (String, @escaping (Result<Int, LoopError>) -> Void) throws(LoopError) -> Void,
+        completion: @escaping (Result<Int, LoopError>) -> Void
+    ) {
+        self.leaves = leaves
+        self.remove = remove
+        self.completion = completion
+    }
+
+    /// Starts removals until `width` are in flight; completes when none is left to start or run.
+    func run() {
+        while failure == nil, next < leaves.count, running < Self.width {
+            let leaf = leaves[next]
+            next += 1
+            running += 1
+            do throws(LoopError) {
+                // A request's completion never runs inside its start, so `run` is not re-entered.
+                try remove(leaf) { result in self.removedOne(result) }
+            } catch {
+                running -= 1
+                failure = failure ?? error
+            }
+        }
+        guard !finished, running == 0, failure != nil || next == leaves.count else { return }
+        finished = true
+        completion(failure.map { .failure($0) } ?? .success(removed))
+    }
+
+    private func removedOne(_ result: Result<Int, LoopError>) {
+        running -= 1
+        switch result {
+        case .success(let count): removed += count
+        case .failure(let error) where error.fileSystemCode == UV_ENOENT.rawValue: break
+        case .failure(let error): failure = failure ?? error
+        }
+        run()
     }
 }
