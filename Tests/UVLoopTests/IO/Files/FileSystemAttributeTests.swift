@@ -74,19 +74,20 @@ final class FileSystemAttributeTests: XCTestCase {
         XCTAssertEqual(symlink(scratch["missing"], scratch["dangling"]), 0)
         let loop = try Loop()
         defer { loop.shutdown() }
-        let exists = Recorder<Result<Bool, LoopError>>()
-        for path in [file, scratch["missing"], scratch["dangling"], file + "/below"] {
-            try loop.fileSystem.exists(path) { exists.append($0) }
+        let exists = OrderedResults<Result<Bool, LoopError>>()
+        for (index, path) in [file, scratch["missing"], scratch["dangling"], file + "/below"].enumerated() {
+            try loop.fileSystem.exists(path, exists.completion(index))
         }
-        let access = Recorder<Result<Void, LoopError>>()
-        try loop.fileSystem.checkAccess(to: file, for: [.read, .write]) { access.append($0) }
-        try loop.fileSystem.checkAccess(to: file, for: .execute) { access.append($0) }
-        try loop.fileSystem.checkAccess(to: scratch["missing"]) { access.append($0) }
-        loop.turn(until: { exists.values.count == 4 && access.values.count == 3 })
-        XCTAssertEqual(exists.values.map { try? $0.get() }, [true, false, false, false])
-        XCTAssertNil(access.values[0].caughtError)
-        XCTAssertEqual(access.values[1].caughtError, .fileSystem(operation: "access", path: file, code: UV_EACCES.rawValue), "no execute bit, even for root")
-        XCTAssertEqual(access.values[2].caughtError, .fileSystem(operation: "access", path: scratch["missing"], code: UV_ENOENT.rawValue))
+        let access = OrderedResults<Result<Void, LoopError>>()
+        try loop.fileSystem.checkAccess(to: file, for: [.read, .write], access.completion(0))
+        try loop.fileSystem.checkAccess(to: file, for: .execute, access.completion(1))
+        try loop.fileSystem.checkAccess(to: scratch["missing"], access.completion(2))
+        loop.turn(until: { exists.count == 4 && access.count == 3 })
+        XCTAssertEqual(exists.inOrder.map { try? $0.get() }, [true, false, false, false])
+        let checks = access.inOrder
+        XCTAssertNil(checks[0].caughtError)
+        XCTAssertEqual(checks[1].caughtError, .fileSystem(operation: "access", path: file, code: UV_EACCES.rawValue), "no execute bit, even for root")
+        XCTAssertEqual(checks[2].caughtError, .fileSystem(operation: "access", path: scratch["missing"], code: UV_ENOENT.rawValue))
     }
 
     private static func microseconds(_ duration: Duration) -> Int64 {

@@ -16,18 +16,18 @@ final class FileSystemLinkTests: XCTestCase {
         let loop = try Loop()
         defer { loop.shutdown() }
         let done = Recorder<Result<Void, LoopError>>()
-        let paths = Recorder<Result<String, LoopError>>()
+        let paths = OrderedResults<Result<String, LoopError>>()
         try loop.fileSystem.rename(scratch["a"], to: scratch["b"]) { done.append($0) }
         loop.turn(until: { done.values.count == 1 })
         try loop.fileSystem.makeHardLink(at: scratch["hard"], to: scratch["b"]) { done.append($0) }
         try loop.fileSystem.makeSymbolicLink(at: scratch["d/soft"], to: "../b") { done.append($0) }
         loop.turn(until: { done.values.count == 3 })
         XCTAssertTrue(done.values.allSatisfy { $0.caughtError == nil }, "\(done.values)")
-        try loop.fileSystem.symbolicLinkTarget(at: scratch["d/soft"]) { paths.append($0) }
-        try loop.fileSystem.realPath(of: scratch["d/./soft"]) { paths.append($0) }
-        loop.turn(until: { paths.values.count == 2 })
-        XCTAssertEqual(try paths.values[0].get(), "../b", "the target as stored")
-        XCTAssertEqual(try paths.values[1].get(), scratch["b"])
+        try loop.fileSystem.symbolicLinkTarget(at: scratch["d/soft"], paths.completion(0))
+        try loop.fileSystem.realPath(of: scratch["d/./soft"], paths.completion(1))
+        loop.turn(until: { paths.count == 2 })
+        XCTAssertEqual(try paths.inOrder[0].get(), "../b", "the target as stored")
+        XCTAssertEqual(try paths.inOrder[1].get(), scratch["b"])
         var status = stat()
         XCTAssertEqual(stat(scratch["hard"], &status), 0)
         XCTAssertEqual(status.st_nlink, 2)

@@ -1,6 +1,7 @@
 import CLibUV
 import Foundation
 import Glibc
+import UVTestSupport
 import XCTest
 
 @testable import UVLoop
@@ -102,4 +103,19 @@ extension Result {
         if case .failure(let error) = self { return error }
         return nil
     }
+}
+
+/// Results of requests started together, which the pool's threads may finish in any order: each
+/// is recorded with the place of its request, and `inOrder` gives them in the order started.
+final class OrderedResults<Value: Sendable>: Sendable {
+    private let recorder = Recorder<(Int, Value)>()
+
+    /// A completion that records its result as the `index`th.
+    func completion(_ index: Int) -> (Value) -> Void {
+        { [recorder] in recorder.append((index, $0)) }
+    }
+
+    var count: Int { recorder.values.count }
+
+    var inOrder: [Value] { recorder.values.sorted { $0.0 < $1.0 }.map(\.1) }
 }
