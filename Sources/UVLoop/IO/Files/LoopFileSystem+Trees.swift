@@ -46,7 +46,8 @@ extension LoopFileSystem {
     ///
     /// Files and directories keep their permission bits (a directory gets them once its entries
     /// are copied); owners and times are not copied. Named pipes, sockets and devices are not
-    /// copied: the copy fails with `UV_ENOTSUP` naming the first.
+    /// copied: the copy fails with `UV_ENOTSUP` naming the first. The destination must not be
+    /// inside the source (the copy would copy itself until a path grows too long).
     /// - Parameters:
     ///   - source: the file, link or directory to copy.
     ///   - destination: the path of the copy.
