@@ -98,6 +98,10 @@ let cases: [String: () throws -> Void] = [
         let loop = try Loop()
         onAnotherThread { _ = try? loop.spawn(Command("/bin/true")) }
     },
+    "file-system-off-thread": {
+        let loop = try Loop()
+        onAnotherThread { try? loop.fileSystem.makeDirectory(at: "/tmp/uvloop-misuse") { _ in } }
+    },
     "run-off-thread": {
         let loop = try Loop()
         onAnotherThread { _ = try? loop.run() }
