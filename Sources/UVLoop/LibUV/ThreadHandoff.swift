@@ -71,12 +71,15 @@ final class ThreadHandoff: @unchecked Sendable {
 
     /// Waits for the delivering thread's post: first, for up to `spin` nanoseconds (the loop's
     /// opt-in busy polling, zero by default), by polling the semaphore without sleeping, so that
-    /// neither side needs a system call when the value comes quickly; then asleep.
+    /// the delivering side needs no futex wake when the value comes quickly; then asleep. Each
+    /// poll that finds nothing yields the CPU: when the loop's thread waits for this CPU (a busy
+    /// machine), it runs at once instead of after this thread's time slice.
     private func wait(spinningFor spin: UInt64) {
         if spin > 0 {
             let until = monotonicNanoseconds().addingClamped(spin)
             repeat {
                 if uv_sem_trywait(semaphore) == 0 { return }
+                sched_yield()
             } while monotonicNanoseconds() < until
         }
         uv_sem_wait(semaphore)
