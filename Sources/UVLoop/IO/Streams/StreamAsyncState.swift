@@ -99,6 +99,8 @@ final class StreamAsyncState: Sendable {
     /// - Returns: whether the loop must stop reading (the buffer reached its limit).
     func deliver(_ chunk: [UInt8]) -> Bool {
         let (waiting, pause) = guarded.withLock { state -> (ReadContinuation?, Bool) in
+            // Closed by its user, the connection's close still on its way: nobody reads on.
+            if state.closed != nil || state.readsDiscarded != nil { return (nil, false) }
             if let reader = state.reader {
                 state.reader = nil
                 return (reader.continuation, false)
@@ -117,6 +119,8 @@ final class StreamAsyncState: Sendable {
     /// Reading ended (loop thread): at the peer's end (nil) or with an error.
     func endReads(_ end: Result<[UInt8]?, LoopError>) {
         let waiting = guarded.withLock { state -> ReadContinuation? in
+            // After a close, reads fail with its reason (the reader was told already).
+            if state.closed != nil { return nil }
             state.readEnd = end
             defer { state.reader = nil }
             return state.reader?.continuation

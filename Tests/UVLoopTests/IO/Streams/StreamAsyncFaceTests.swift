@@ -115,6 +115,28 @@ final class StreamAsyncFaceTests: XCTestCase {
         thread.shutdown()
     }
 
+    /// Once its user closed the connection, a read throws `streamClosed`, whether or not bytes had
+    /// arrived before (or arrive after, while the close is on its way to the loop's thread).
+    func testAReadAfterCloseThrowsEvenWithBytesWaiting() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let (client, server, listener) = try await asyncConnectedPair(on: loop)
+        var reads = client.reads.makeAsyncIterator()
+        try await server.write([1])
+        _ = try await reads.next()
+        try await server.write([2, 3])
+        client.close()
+        do {
+            _ = try await reads.next()
+            XCTFail("a read after close throws")
+        } catch {
+            XCTAssertEqual(error, .streamClosed)
+        }
+        server.close()
+        listener.close()
+        thread.shutdown()
+    }
+
     /// A write the loop's thread cannot make (the peer reset the connection) fails a later call.
     func testAWriteThatFailsOnTheLoopFailsALaterWrite() async throws {
         let thread = try Loop.startThread()
