@@ -42,12 +42,15 @@ enum CSide {
         }
     }
 
-    static func invokeRoundtrip(n: Int) -> SessionMaker {
+    /// invoke_roundtrip's floor (`CPeers/cpeers_invoke.c`): an eventfd polled by a `uv_poll_t`,
+    /// posts in nodes on the caller's stack, a wake-pending flag, a futex per caller. With
+    /// `spinNanoseconds` > 0 the caller busy-waits that long before it sleeps (`libuv_c_spin`).
+    static func invokeRoundtrip(n: Int, spinNanoseconds: Int = 0) -> SessionMaker {
         return {
-            let q = cp_mq_start()!
+            let l = cp_inv_start()!
             return Session(run: {
-                Sample(value: cp_mq_invoke_roundtrip(q, n) / Double(n), ops: n)
-            }, close: { cp_mq_stop(q) })
+                Sample(value: cp_inv_roundtrip(l, n, spinNanoseconds) / Double(n), ops: n)
+            }, close: { cp_inv_stop(l) })
         }
     }
 

@@ -97,6 +97,13 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "dispatch", make: DispatchSide.invokeRoundtrip(n: invokeN)),
         ImplSpec(impl: "libuv_c", make: CSide.invokeRoundtrip(n: invokeN)),
     ]))
+    // The same round trip with busy polling on both sides (opt-in): UVLoop's `setBusyPoll`, which a
+    // blocked invoke caller honours too; C's caller polls its node for 50 us before sleeping.
+    cases.append(BenchCase(workload: "invoke_roundtrip_busy_poll", n: invokeN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.invokeRoundtrip(n: invokeN, busyPoll: .microseconds(50))),
+        ImplSpec(impl: "nio", make: NIOSide.invokeRoundtrip(n: invokeN)),
+        ImplSpec(impl: "libuv_c_spin", make: CSide.invokeRoundtrip(n: invokeN, spinNanoseconds: 50_000)),
+    ]))
     // Filling an array held by a loop-bound box: in place, each append is O(1).
     cases.append(BenchCase(workload: "loop_bound_append", n: k.boundAppendN, unit: "ns/op", impls: [
         ImplSpec(impl: "uvloop", make: UVLoopSide.loopBoundAppend(n: k.boundAppendN)),

@@ -106,10 +106,11 @@ enum UVLoopSide {
         }
     }
 
-    static func invokeRoundtrip(n: Int) -> SessionMaker? {
+    static func invokeRoundtrip(n: Int, busyPoll: Duration = .zero) -> SessionMaker? {
         return {
             let r = try UVLoopRunner()
             let loop = r.loop
+            try loop.setBusyPoll(busyPoll)
             return Session(run: {
                 var acc = 0
                 let t0 = nowNs()

@@ -66,7 +66,7 @@ func valueAtMost(_ area: String, _ w: String, _ n: Int, _ limit: Double, _ unit:
 
 let standard = Counts()
 let postN = standard.postN, chunkedN = standard.chunkedN, operationsN = standard.operationsN
-let hopN = standard.hopN, timerMemoryN = standard.timerMemoryN
+let hopN = standard.hopN, timerMemoryN = standard.timerMemoryN, invokeN = standard.invokeN
 let pingPongN = standard.pingPongN, echoN = standard.echoN, groupUnits = standard.groupUnitsPerLoop
 let udpPingPongN = standard.udpPingPongN, udpThroughputN = standard.udpThroughputN
 
@@ -78,6 +78,9 @@ let targets: [Target] = [
     faster("posting", "post_on_loop", postN, "nio", 4, "post from the loop thread >= 4x faster than NIO execute on the loop"),
     allocsAtMost("posting", "post_on_loop", postN, 1, "... at most 1 allocation per post"),
     allocsAtMost("posting", "post_next_iteration", postN, 1, "post for the next iteration: at most 1 allocation per post"),
+    faster("posting", "post_next_iteration", postN, "nio", 2, "... >= 2x faster than NIO execute on the loop"),
+    faster("posting", "invoke_roundtrip", invokeN, "nio", 1, "invoke round trip from another thread no slower than NIO submit().wait()"),
+    allocsAtMost("posting", "invoke_roundtrip", invokeN, 2, "... at most 2 allocations per round trip (the caller's closure and the job)"),
     allocsAtMost("posting", "post_cross_thread_noalloc", postN, 0, "zero-allocation path: 0 allocations per post"),
     within("posting", "post_cross_thread_noalloc", postN, "libuv_c_lockfree", 1.5, "... within 1.5x of the C lock-free handoff"),
     faster("posting", "post_cross_thread_noalloc", postN, "nio", 10, "... >= 10x faster than NIO execute"),
@@ -120,6 +123,10 @@ let targets: [Target] = [
     faster("TCP", "tcp_echo_throughput", echoN, "nio_async", 1, "... async face no slower than NIOAsyncChannel",
            impl: "uvloop_async"),
     allocsAtMost("TCP", "tcp_echo_throughput", echoN, 1, "... at most 1 allocation per echoed message (client and server)"),
+    allocsAtMost("TCP", "tcp_echo_throughput", echoN, 4, "... async face: at most 4 allocations per echoed message (client and server)",
+                 impl: "uvloop_async"),
+    within("TCP", "tcp_echo_throughput", echoN, "uvloop", 1.5, "... async face within 1.5x of the callback face",
+           impl: "uvloop_async"),
         faster("UDP", "udp_ping_pong", udpPingPongN, "libuv_c", 0.8, "UDP ping-pong (64 B datagrams): >= 0.8x raw C libuv's speed"),
     faster("UDP", "udp_ping_pong", udpPingPongN, "nio", 1.5, "... and >= 1.5x faster than NIO's DatagramBootstrap"),
     allocsAtMost("UDP", "udp_ping_pong", udpPingPongN, 0, "... 0 allocations per round trip on the callback face (client and server)"),

@@ -32,26 +32,15 @@ final class LoopEngine {
     private(set) var wakeTimer: WakeTimer!
     let threadPool: ThreadPoolQueue
 
-    /// The consumer's batch: swapped out of the post queue, run from `batchIndex` on.
-    var batch: [Job] = []
-    var batchIndex = 0
-    /// A drain must happen without waiting for the wake handle (a loop-thread executor job
-    /// found the wake flag clear, or a drain consumed a wake-up without looking at the queue).
-    var drainRequested = false
+    /// The scalars and queues every turn reads (see `TurnState`), in `HeapStorage`, not stored
+    /// `var`s, so that a turn pays no run-time exclusivity check on them.
+    let turnStorage = HeapStorage(TurnState())
 
     /// Work the loop's own thread queued while the loop accepts work (posts and executor jobs),
     /// in queuing order. Only this thread touches it, so it needs no lock and no wake-up. In
     /// `HeapStorage`, not a stored `var`, so that a post pays no exclusivity check; `JobRing`'s
     /// methods never call user code.
     let ownJobs = HeapStorage(JobRing())
-    /// Until when (monotonic nanoseconds) the loop polls without blocking, after a drain that ran
-    /// work (`Loop.busyPoll`); zero when it does not.
-    var busyPollUntil: UInt64 = 0
-
-    /// Stored as `Job`s, not as bare closures: an array of closures keeps them at the generic
-    /// abstraction, and converting each one to it allocates a thunk (a second allocation per post).
-    var nextIteration: [Job] = []
-    var nextIterationSnapshot: [Job] = []
 
     /// The scheduled timers. In `HeapStorage`, not a stored `var`, so that scheduling and
     /// cancelling pay no exclusivity check; `TimerQueue`'s methods never call user code, so
@@ -64,8 +53,6 @@ final class LoopEngine {
     }
     /// The deadline the wake timer is armed for, if armed.
     var armedDeadline: UInt64?
-    /// The earliest timer was due when last looked at: fire it from the idle phase.
-    var timersDue = false
     /// A burst that the budget cut short: the clock reading and sequence limit it began with.
     /// The next turn fires its rest (as part of a new burst); a shutdown fires it first, as it
     /// would have run in the same callback without the budget.
@@ -100,8 +87,18 @@ final class LoopEngine {
     /// The open I/O handles (signal watches, descriptor watches, streams, listeners, name
     /// lookups), and what they share on this loop.
     let ioHandles = LoopIOHandles()
-    /// This turn's counts and the last turn's end, for `Loop.metrics()` and the stall handler.
-    var metrics = TurnMetrics()
+    /// This turn's counts and the last turn's end, for `Loop.metrics()` and the stall handler. In
+    /// `HeapStorage`, not a stored `var`, so that the per-turn accounting pays no exclusivity
+    /// check; `TurnMetrics`' methods never call user code (the stall handler is called after
+    /// its access has ended).
+    let metricsStorage = HeapStorage(TurnMetrics())
+    var metrics: TurnMetrics {
+        _read { yield metricsStorage.value }
+        _modify { yield &metricsStorage.value }
+    }
+    /// Whether the loop counts its idle time itself (an owned loop) or reads libuv's (an attached
+    /// loop, whose owner's callbacks between the poll and UVLoop's first one are not idle).
+    let measuresOwnIdleTime: Bool
     /// Where the figures are published for other threads; shared with the `Loop`.
     let metricsRecorder = LoopMetricsRecorder()
     /// The loop's executor identities, which jobs run on; set once the `Loop` exists.
@@ -120,6 +117,7 @@ final class LoopEngine {
         self.clockSource = clock
         self.postBudget = postBudget
         self.threadPool = ThreadPoolQueue(loop: native)
+        self.measuresOwnIdleTime = native.isOwned
         do {
             wake = try WakeHandle(loop: native) { [unowned self] in self.onWake() }
             idle = try IdleHandle(loop: native) { [unowned self] in self.onIdle() }
@@ -136,9 +134,9 @@ final class LoopEngine {
             prepare?.close()
             throw error
         }
-        // For `Loop.metrics()`'s idle time; on an attached loop, measured from here on.
-        _ = shim_loop_measure_idle_time(native.pointer)
         if !native.isOwned {
+            // For `Loop.metrics()`'s idle time, measured from here on.
+            _ = shim_loop_measure_idle_time(native.pointer)
             // On a loop that C code owns, waiting for posts must not keep the owner's uv_run alive.
             wake.unref()
             unconfirmedThread = .current
@@ -222,6 +220,7 @@ final class LoopEngine {
     private func confirmLoopThread() {
         if let attaching = unconfirmedThread { confirmLoopThread(attaching) }
         if _slowPath(forkState.isStale) { stopInForkedChild("a turn of the loop") }
+        noteTurnStart()
     }
 
     private func confirmLoopThread(_ attaching: ThreadIdentity) {

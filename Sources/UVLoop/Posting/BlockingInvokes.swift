@@ -9,8 +9,9 @@
 /// cannot both miss it: the second sees the first. Only blocking waits are recorded; the lock
 /// costs far less than the wake-up and hand-off of the invoke itself.
 enum BlockingInvokes {
-    /// Waiting thread → the loop thread it waits for (thread numbers, see `ThreadIdentity`).
-    private static let waits = NativeMutex<[UInt: UInt]>([:])
+    /// Each waiting thread and the loop thread it waits for (thread numbers, see
+    /// `ThreadIdentity`). A short list, scanned: a map would hash on every invoke.
+    private static let waits = NativeMutex<[(caller: UInt, target: UInt)]>([])
 
     /// Records that thread `caller` is about to block until loop thread `target` has run its work.
     /// - Throws: ``LoopError/wouldDeadlock(operation:)`` when `target` is already waiting,
@@ -18,13 +19,13 @@ enum BlockingInvokes {
     static func begin(caller: UInt, waitingFor target: UInt, operation: String) throws(LoopError) {
         let closesCycle = waits.withLock { waits -> Bool in
             var next = target
-            // Each step follows one blocked thread; the chain is no longer than the map.
+            // Each step follows one blocked thread; the chain is no longer than the list.
             for _ in 0...waits.count {
                 if next == caller { return true }
-                guard let waitedFor = waits[next] else { break }
-                next = waitedFor
+                guard let step = waits.first(where: { $0.caller == next }) else { break }
+                next = step.target
             }
-            waits[caller] = target
+            waits.append((caller, target))
             return false
         }
         if closesCycle {
@@ -34,6 +35,10 @@ enum BlockingInvokes {
 
     /// The wait `begin` recorded for `caller` is over.
     static func end(caller: UInt) {
-        _ = waits.withLock { $0.removeValue(forKey: caller) }
+        waits.withLock { waits in
+            guard let index = waits.firstIndex(where: { $0.caller == caller }) else { return }
+            waits.swapAt(index, waits.count - 1)
+            waits.removeLast()
+        }
     }
 }

@@ -19,6 +19,12 @@ extension Loop {
         .nanoseconds(Int64(clamping: queue.busyPollNanoseconds.load(ordering: .relaxed)))
     }
 
+    /// How long a blocking `invoke` polls for its result before it sleeps: the busy-poll window,
+    /// except on a manual-clock loop, which ignores it.
+    private var invokeSpinNanoseconds: UInt64 {
+        clockSource == .manual ? 0 : queue.busyPollNanoseconds.load(ordering: .relaxed)
+    }
+
     /// The longest window ``Loop/setBusyPoll(_:)`` accepts: one second.
     public static let maximumBusyPoll = Duration.seconds(1)
 
@@ -28,8 +34,10 @@ extension Loop {
     /// Ping-pong traffic, such as a task on another executor awaiting a loop actor and coming
     /// back, then finds the loop awake instead of paying for a kernel wake-up on every trip, at the
     /// cost of CPU while the loop polls (each poll is one non-blocking `epoll_wait`). An idle loop
-    /// still sleeps: polling only follows work. Ignored on a loop with a manual clock. Callable
-    /// from any thread; the loop's thread uses the new value from its next drain on.
+    /// still sleeps: polling only follows work. A thread blocked in a synchronous ``invoke(_:)-63lio``
+    /// on this loop polls for its result for up to the same window before it sleeps, so a round
+    /// trip that finds both sides polling makes no system call. Ignored on a loop with a manual
+    /// clock. Callable from any thread; the loop's thread uses the new value from its next drain on.
     /// - Parameter window: how long to keep polling; `.zero` turns busy polling off.
     /// - Throws: ``LoopError/invalidArgument(_:)`` for a negative window, or one longer than
     ///   ``Loop/maximumBusyPoll`` (a loop that polls for that long after every drain burns a core).
@@ -102,9 +110,9 @@ extension Loop {
         }
         let caller = try beginBlockingWait("invoke")
         defer { BlockingInvokes.end(caller: caller) }
-        let handoff = ThreadHandoff<Result<T, any Error>>()
-        try enqueue(.run { handoff.deliver(Result { try work() }) })
-        return try handoff.take().get()
+        return try ThreadHandoff.invokeThrowing(work, spinningFor: invokeSpinNanoseconds) { job throws(LoopError) in
+            try enqueue(.run(job))
+        }
     }
 
     /// Runs `work`, which cannot throw, on the loop's thread and returns its value; the only error
@@ -124,9 +132,9 @@ extension Loop {
         }
         let caller = try beginBlockingWait("invoke")
         defer { BlockingInvokes.end(caller: caller) }
-        let handoff = ThreadHandoff<T>()
-        try enqueue(.run { handoff.deliver(work()) })
-        return handoff.take()
+        return try ThreadHandoff.invoke(work, spinningFor: invokeSpinNanoseconds) { job throws(LoopError) in
+            try enqueue(.run(job))
+        }
     }
 
     /// A synchronous invoke from another thread whose work reaches the loop by a channel of the
@@ -140,9 +148,7 @@ extension Loop {
     ) throws(LoopError) -> T {
         let caller = try beginBlockingWait(operation)
         defer { BlockingInvokes.end(caller: caller) }
-        let handoff = ThreadHandoff<T>()
-        try send { handoff.deliver($0) }
-        return handoff.take()
+        return try ThreadHandoff.wait(send)
     }
 
     /// Records that the calling thread blocks until this loop's thread has run its work; returns

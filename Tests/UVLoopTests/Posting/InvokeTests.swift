@@ -76,4 +76,41 @@ final class InvokeTests: XCTestCase {
         XCTAssertEqual(try result.value?.get(), 42)
         XCTAssertThrowsError(try loop.invoke { 1 }) { XCTAssertEqual($0 as? LoopError, .shutDown) }
     }
+
+    /// Values of every size reach the caller whole: small ones travel in the thread's own slot,
+    /// those over its 64 bytes in memory of their own; an error leaves no trace on the next call.
+    func testInvokeHandsBackValuesOfEverySizeAndForgetsAnError() throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        struct Wide: Sendable { var words: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) }
+        let wide = Wide(words: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
+        for round in 0..<3 {
+            XCTAssertEqual(try loop.invoke { "round \(round)" }, "round \(round)")
+            XCTAssertEqual(try loop.invoke { wide }.words.9, 10)
+            XCTAssertEqual(try loop.invoke { () throws -> [Int] in [round, round + 1] }, [round, round + 1])
+            XCTAssertThrowsError(try loop.invoke { () throws -> Wide in throw TestFailure(code: round) }) { error in
+                XCTAssertEqual(error as? TestFailure, TestFailure(code: round))
+            }
+            XCTAssertEqual(try loop.invoke { () throws -> Int in round }, round)
+        }
+        thread.shutdown()
+    }
+
+    /// Threads invoking at once each get their own values back, with and without the busy-poll
+    /// window that makes a blocked caller poll for its result before it sleeps.
+    func testConcurrentInvokesEachGetTheirOwnValueWithAndWithoutBusyPolling() throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        for window in [Duration.zero, .microseconds(50)] {
+            try loop.setBusyPoll(window)
+            let failures = Atomic<Int>(0)
+            onThreads(4) { worker in
+                for i in 0..<200 where (try? loop.invoke { worker * 1_000 + i }) != worker * 1_000 + i {
+                    failures.add(1, ordering: .relaxed)
+                }
+            }
+            XCTAssertEqual(failures.load(ordering: .relaxed), 0)
+        }
+        thread.shutdown()
+    }
 }

@@ -28,28 +28,44 @@ extension StreamConnection {
             throw .invalidArgument("a read buffer limit must be at least 1 byte (got \(limit))")
         }
         core.readBufferLimit = limit
+        core.asyncState.setReadBufferLimit(limit)
     }
 
     /// Writes `bytes`, suspending while the write queue is above its high-water mark. Callable
     /// from any task.
     ///
-    /// Returns once the bytes were handed to the kernel or queued with the queue at or below the
-    /// high-water mark; otherwise once the queue has drained to the low-water mark (see
-    /// ``setWriteWaterMarks(low:high:)``). So a peer that never reads holds back its writer, and
-    /// the memory queued stays near the high-water mark. A queued write that fails later makes
-    /// the next call throw.
+    /// The bytes are queued for the loop's thread, which writes them in the order the calls
+    /// made, soon after. The call returns at once while the bytes not yet taken by the kernel
+    /// (these and those queued before) stay at or below the high-water mark; otherwise once they
+    /// have drained to the low-water mark (see ``setWriteWaterMarks(low:high:)``). So a peer that
+    /// never reads holds back its writer, and the memory queued stays near the high-water mark. A
+    /// write that fails on the loop's thread makes the next call throw. ``close()`` sends what
+    /// was written before it.
     /// - Parameter bytes: the bytes to send.
     /// - Throws: ``LoopError/streamClosed`` (or the loop's ``LoopError/shutDown``) when the
     ///   connection is closed, ``LoopError/writesShutDown`` after a half-close,
-    ///   ``LoopError/libuv(function:code:)`` for a write error (`UV_EPIPE`, `UV_ECONNRESET`),
-    ///   ``LoopError/cancelled`` when the task is cancelled while suspended (the bytes stay
-    ///   queued).
+    ///   ``LoopError/libuv(function:code:)`` when an earlier write failed (`UV_EPIPE`,
+    ///   `UV_ECONNRESET`), ``LoopError/cancelled`` when the task is cancelled while suspended
+    ///   (the bytes stay queued).
     public func write(_ bytes: [UInt8]) async throws(LoopError) {
+        try await asyncState.write(bytes) { postAsyncFlush() }.get()
+    }
+
+    /// Asks the loop's thread to write what tasks queued: at once on the loop's thread, else by
+    /// posting the connection's flush job (made once, so posting it allocates nothing). A loop
+    /// that refuses the job is ending, and closes the connection, which fails whoever waits.
+    private func postAsyncFlush() {
+        if loop.isOnLoopThread { return box.value.flushAsyncWrites() }
+        try? loop.post(flushJob)
+    }
+
+    /// Asks the loop's thread to start reading, or to read again after a pause.
+    fileprivate func request(_ request: StreamAsyncState.ReadRequest) {
         let box = box
-        try await loop.suspendOnLoopThread { waiter, continuation in
-            box.value.writeAndWait(bytes, waiter, continuation)
-        } cancel: { waiter in
-            box.value.cancelWrite(waiter)
+        switch request {
+        case .none: return
+        case .startReading: _ = loop.onLoopThread { box.value.startAsyncReading() }
+        case .resumeReading: _ = loop.onLoopThread { box.value.resumeAsyncReading() }
         }
     }
 
@@ -61,6 +77,8 @@ extension StreamConnection {
         let box = box
         try await loop.suspendOnLoopThread { (_, continuation: LoopContinuation<Void>) in
             do throws(LoopError) {
+                // The bytes tasks wrote go first.
+                box.value.flushAsyncWrites()
                 try box.value.shutdownWrites { error in
                     if let error { continuation.resume(throwing: error) } else { continuation.resume() }
                 }
@@ -104,12 +122,8 @@ public struct StreamReads: AsyncSequence, Sendable {
         /// - Parameter actor: the caller's actor; leave the default.
         /// - Throws: like ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(LoopError) -> [UInt8]? {
-            let box = connection.box
-            return try await connection.loop.suspendOnLoopThread { waiter, continuation in
-                box.value.nextChunk(waiter, continuation)
-            } cancel: { waiter in
-                box.value.cancelRead(waiter)
-            }
+            let connection = connection
+            return try await connection.asyncState.read { connection.request($0) }.get()
         }
     }
 }

@@ -39,6 +39,8 @@ extension StreamConnection {
         let box = box
         return try await loop.suspendOnLoopThread { (_, continuation: LoopContinuation<StreamWriteQueueStatus>) in
             let core = box.value
+            // Bytes tasks wrote and the loop has not taken yet count as queued.
+            core.flushAsyncWrites()
             continuation.resume(returning: StreamWriteQueueStatus(
                 queuedBytes: core.queuedWriteBytes, isWritable: core.isWritable,
                 lowWaterMark: core.lowWaterMark, highWaterMark: core.highWaterMark))

@@ -44,13 +44,21 @@ public final class StreamConnection: Sendable {
     /// kernel had none (the peer was already gone). Callable from any thread.
     public let remoteAddress: SocketAddress?
     let box: LoopConfinedObject<StreamConnectionCore>
+    /// What the async face's tasks share with the loop's thread (see `StreamAsyncState`).
+    let asyncState: StreamAsyncState
+    /// Writes what tasks queued with ``write(_:)``; posted whenever they queue bytes and no flush
+    /// is on its way.
+    let flushJob: @Sendable () -> Void
 
     /// Wraps a connected core and makes it the core's public face.
     init(core: StreamConnectionCore) {
         loop = core.loop
         localAddress = core.handle.localAddress
         remoteAddress = core.handle.remoteAddress
-        box = LoopConfinedObject(core)
+        let box = LoopConfinedObject(core)
+        self.box = box
+        asyncState = core.asyncState
+        flushJob = { box.value.flushAsyncWrites() }
         core.connection = self
     }
 
@@ -83,7 +91,13 @@ public final class StreamConnection: Sendable {
     /// The peer reads the end of the stream.
     public func close() {
         let box = box
-        _ = loop.onLoopThread { box.value.close(reason: .streamClosed) }
+        // Async reads and writes fail from now on, whichever thread this is; what tasks wrote
+        // before goes out first.
+        asyncState.close(.streamClosed)
+        _ = loop.onLoopThread {
+            box.value.flushAsyncWrites()
+            box.value.close(reason: .streamClosed)
+        }
     }
 
     /// Closes a TCP connection with a reset: queued bytes are dropped and the peer's reads fail
@@ -91,6 +105,7 @@ public final class StreamConnection: Sendable {
     /// whose writes were shut down, is closed normally. Otherwise like ``close()``.
     public func resetAndClose() {
         let box = box
+        asyncState.close(.streamClosed)
         _ = loop.onLoopThread { box.value.closeWithReset(reason: .streamClosed) }
     }
 

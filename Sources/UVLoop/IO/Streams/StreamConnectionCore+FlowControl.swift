@@ -85,6 +85,8 @@ extension StreamConnectionCore {
     /// and discards what the peer still sends, so that the kernel does not reset the connection
     /// over unread bytes and drop the reply on its way.
     func closeAfterFlushing(within deadline: Duration, _ completion: ((Bool) -> Void)?) {
+        // What tasks wrote goes into the flush.
+        if isOpen { flushAsyncWrites() }
         guard isOpen else {
             completion?(queuedWriteBytes == 0)
             return
@@ -103,7 +105,7 @@ extension StreamConnectionCore {
         readHandler = nil
         readResumer = nil
         readMode = .idle
-        cancelReadWaiter(with: .streamClosed)
+        asyncState.discardReads(.streamClosed)
         readingPausedForWrites = false
         if readEnd != nil { flushing.peerEnded = true } else if resumeReading() != nil { flushing.peerEnded = true }
         if !writesShutDown {

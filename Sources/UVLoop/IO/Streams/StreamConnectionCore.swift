@@ -14,13 +14,12 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     var readMode = ReadMode.idle
     var readHandler: ((StreamConnection, StreamRead) -> Void)?
     private(set) var isReading = false
-    private(set) var readEnd: ReadEnd?
-    /// Async face: chunks read and not yet taken, the first at `chunkHead`.
-    private var chunks: [[UInt8]] = []
-    private var chunkHead = 0
-    private(set) var bufferedReadBytes = 0
+    var readEnd: ReadEnd?
+    /// Async face: what the reading and writing tasks share with this thread.
+    let asyncState = StreamAsyncState()
     var readBufferLimit = 64 * 1024
-    private var readWaiter: (waiter: StreamWaiter, continuation: LoopContinuation<[UInt8]?>)?
+    /// The chunks the async face read and its reader has not taken yet.
+    var bufferedReadBytes: Int { asyncState.bufferedBytes }
 
     // Writing.
     private(set) var queuedWriteBytes = 0
@@ -32,9 +31,12 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     /// Completions of writes the kernel took at once: they run after `write` returned, from a
     /// posted job, and before any later write's completion.
     private var finishedCompletions: [(LoopError?) -> Void] = []
-    private var writeWaiters: [(waiter: StreamWaiter, continuation: LoopContinuation<Void>)] = []
-    /// The first failure of a write nobody waits for, reported by the next async write.
-    private var unreportedWriteFailure: LoopError?
+    /// The async face's writes, taken from `asyncState` by `flushAsyncWrites` (its own buffer,
+    /// swapped with the shared one so that both keep their capacity).
+    var asyncOutgoing: [[UInt8]] = []
+    /// Whether tasks have written through the async face: the loop then tells `asyncState` how
+    /// its write queue drains.
+    var usesAsyncWrites = false
 
     // Flow control, closing after flushing, pipes and draining (StreamConnectionCore+FlowControl.swift).
     /// Whether the read handler's reading pauses while the write queue is above the high-water mark.
@@ -93,11 +95,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         isReading = false
         closedForFlowControl()
         writableHandler = nil
-        if let waiting = readWaiter {
-            readWaiter = nil
-            waiting.continuation.resume(throwing: reason)
-        }
-        failWriteWaiters(reason)
+        asyncState.close(reason)
     }
 
     func streamDidClose() {
@@ -113,7 +111,6 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         writableHandler = nil
         endPipes(reason: closeReason ?? .streamClosed)
         connection = nil
-        chunks.removeAll()
     }
 
     func streamConnectionIsReady(_ status: Int32) {}
@@ -151,16 +148,8 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             handler(connection, .bytes(bytes))
             isDeliveringReads = false
         case .async:
-            let chunk = Array(bytes)
-            if let waiting = readWaiter {
-                readWaiter = nil
-                waiting.continuation.resume(returning: chunk)
-                return
-            }
-            chunks.append(chunk)
-            bufferedReadBytes += chunk.count
             // A reader that does not keep up: leave the rest in the kernel (and the peer).
-            if bufferedReadBytes >= readBufferLimit { pauseReading() }
+            if asyncState.deliver(Array(bytes)) { pauseReading() }
         case .idle:
             if flushingClose != nil { flushingCloseDiscardedARead() }
         }
@@ -185,67 +174,13 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             guard let handler = readHandler, let connection else { return }
             if case .failed(let error) = end { handler(connection, .failed(error)) } else { handler(connection, .end) }
         case .async:
-            if let waiting = readWaiter {
-                readWaiter = nil
-                deliver(end, to: waiting.continuation)
+            switch end {
+            case .end: asyncState.endReads(.success([UInt8]?.none))
+            case .failed(let error): asyncState.endReads(.failure(error))
             }
         case .idle:
             break
         }
-    }
-
-    private func deliver(_ end: ReadEnd, to continuation: LoopContinuation<[UInt8]?>) {
-        switch end {
-        case .end: continuation.resume(returning: nil)
-        case .failed(let error): continuation.resume(throwing: error)
-        }
-    }
-
-    /// The async face's next chunk: at once when one is buffered (or reading has ended), else
-    /// when one arrives.
-    func nextChunk(_ waiter: StreamWaiter, _ continuation: LoopContinuation<[UInt8]?>) {
-        misusePrecondition(
-            readMode != .callback,
-            "UVLoop: reading a StreamConnection's reads sequence while a read handler is installed (startReading); use one way of reading")
-        // Closing after flushing: reads are discarded from then on.
-        if flushingClose != nil { return continuation.resume(throwing: .streamClosed) }
-        readMode = .async
-        if chunkHead < chunks.count {
-            let chunk = chunks[chunkHead]
-            chunkHead += 1
-            if chunkHead == chunks.count {
-                chunks.removeAll(keepingCapacity: true)
-                chunkHead = 0
-            }
-            bufferedReadBytes -= chunk.count
-            if bufferedReadBytes < readBufferLimit { resumeReading() }
-            continuation.resume(returning: chunk)
-            return
-        }
-        if let end = readEnd { return deliver(end, to: continuation) }
-        if let reason = closeReason { return continuation.resume(throwing: reason) }
-        if waiter.isCancelled { return continuation.resume(throwing: .cancelled) }
-        misusePrecondition(
-            readWaiter == nil,
-            "UVLoop: two tasks read the same StreamConnection at once; read a connection from one task")
-        if let error = resumeReading() {
-            readEnd = .failed(error)
-            return continuation.resume(throwing: error)
-        }
-        readWaiter = (waiter, continuation)
-    }
-
-    /// Fails the task waiting for a chunk, if any, with `error`.
-    func cancelReadWaiter(with error: LoopError) {
-        guard let waiting = readWaiter else { return }
-        readWaiter = nil
-        waiting.continuation.resume(throwing: error)
-    }
-
-    func cancelRead(_ waiter: StreamWaiter) {
-        guard let waiting = readWaiter, waiting.waiter === waiter else { return }
-        readWaiter = nil
-        waiting.continuation.resume(throwing: .cancelled)
     }
 
     // MARK: writing
@@ -293,47 +228,21 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         if status != 0 {
             error = status == UV_ECANCELED.rawValue ? (closeReason ?? .streamClosed) : .libuv(status, "write")
         }
+        var unreported: LoopError?
         if let completion {
             completion(error)
         } else if let error, closeReason == nil {
-            if unreportedWriteFailure == nil { unreportedWriteFailure = error }
-            failWriteWaiters(error)
+            unreported = error
             incomingPipe?.finish(error)
         }
+        // The async face's writers wait on the queue's size, and hear of a failed write.
+        if usesAsyncWrites { asyncState.queueChanged(queuedBytes: queuedWriteBytes, failure: unreported) }
         if !isWritable, queuedWriteBytes <= lowWaterMark, closeReason == nil {
             isWritable = true
             didBecomeWritable()
-            let waiters = writeWaiters
-            writeWaiters.removeAll()
-            for waiting in waiters { waiting.continuation.resume() }
             if let handler = writableHandler, let connection { handler(connection) }
         }
         if queuedWriteBytes == 0, flushingClose != nil { finishFlushingClose() }
-    }
-
-    /// The async face's write: queued like any write; the call returns at once while the queue
-    /// is at or below the high-water mark, else once it has drained to the low-water mark.
-    func writeAndWait(_ bytes: [UInt8], _ waiter: StreamWaiter, _ continuation: LoopContinuation<Void>) {
-        if let failure = unreportedWriteFailure, closeReason == nil {
-            unreportedWriteFailure = nil
-            return continuation.resume(throwing: failure)
-        }
-        let written = bytes.withUnsafeBytes { raw in Result { () throws(LoopError) in try write(raw, completion: nil) } }
-        if case .failure(let error) = written { return continuation.resume(throwing: error) }
-        if isWritable { return continuation.resume() }
-        if waiter.isCancelled { return continuation.resume(throwing: .cancelled) }
-        writeWaiters.append((waiter, continuation))
-    }
-
-    func cancelWrite(_ waiter: StreamWaiter) {
-        guard let index = writeWaiters.firstIndex(where: { $0.waiter === waiter }) else { return }
-        writeWaiters.remove(at: index).continuation.resume(throwing: .cancelled)
-    }
-
-    private func failWriteWaiters(_ error: LoopError) {
-        let waiters = writeWaiters
-        writeWaiters.removeAll()
-        for waiting in waiters { waiting.continuation.resume(throwing: error) }
     }
 
     /// Half-closes: shuts the writing side down once the queued writes are done.
@@ -347,6 +256,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         }
         guard status == 0 else { throw .libuv(status, "uv_shutdown") }
         writesShutDown = true
+        asyncState.writesWereShutDown()
     }
 
     func setWaterMarks(low: Int, high: Int) throws(LoopError) {
@@ -355,6 +265,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         }
         lowWaterMark = low
         highWaterMark = high
+        asyncState.setWaterMarks(low: low, high: high)
         if isWritable, queuedWriteBytes > high { isWritable = false }
     }
 }

@@ -1,14 +1,43 @@
 /// A loop's open inboxes, and which of them the prepare phase looks at before the loop polls (see
 /// `LoopEngine.settleInboxes()`). Loop thread only.
 final class LoopInboxes {
-    /// The open inboxes (see `InboxEntry`).
-    private var open: [ObjectIdentifier: InboxEntry] = [:]
-    /// The inboxes the prepare phase looks at before the loop polls.
-    var unsettled: [ObjectIdentifier] = []
-    /// `LoopEngine.settleInboxes()`'s second buffer, empty between calls.
-    var spareUnsettled: [ObjectIdentifier] = []
-    /// An unsettled inbox still has messages coming: the idle handle keeps the poll non-blocking.
-    var isBusy = false
+    struct State {
+        /// The open inboxes (see `InboxEntry`).
+        var open: [ObjectIdentifier: InboxEntry] = [:]
+        /// The inboxes the prepare phase looks at before the loop polls.
+        var unsettled: [ObjectIdentifier] = []
+        /// `LoopEngine.settleInboxes()`'s second buffer, empty between calls.
+        var spareUnsettled: [ObjectIdentifier] = []
+        /// An unsettled inbox still has messages coming: the idle handle keeps the poll
+        /// non-blocking.
+        var isBusy = false
+    }
+
+    /// Read on every turn (`isBusy`, `unsettled`, the waiting count): in `HeapStorage`, not
+    /// stored `var`s, so that a turn pays no run-time exclusivity check. No access is held across
+    /// user code: `closeAll` and `settleInboxes` take their lists out first, and an entry's
+    /// counts run none.
+    private let state = HeapStorage(State())
+
+    private var open: [ObjectIdentifier: InboxEntry] {
+        _read { yield state.value.open }
+        _modify { yield &state.value.open }
+    }
+
+    var unsettled: [ObjectIdentifier] {
+        _read { yield state.value.unsettled }
+        _modify { yield &state.value.unsettled }
+    }
+
+    var spareUnsettled: [ObjectIdentifier] {
+        _read { yield state.value.spareUnsettled }
+        _modify { yield &state.value.spareUnsettled }
+    }
+
+    var isBusy: Bool {
+        _read { yield state.value.isBusy }
+        _modify { yield &state.value.isBusy }
+    }
 
     subscript(key: ObjectIdentifier) -> InboxEntry? { open[key] }
 

@@ -97,6 +97,74 @@ final class StreamAsyncFaceTests: XCTestCase {
         thread.shutdown()
     }
 
+    /// Writes return without waiting for the loop's thread, which writes them in order; a
+    /// close sends what was written before it.
+    func testWritesArriveInOrderAndCloseSendsThemFirst() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let (client, server, listener) = try await asyncConnectedPair(on: loop)
+        let expected = (0..<200).flatMap { index in [UInt8](repeating: UInt8(index % 256), count: 100) }
+        for index in 0..<200 { try await client.write([UInt8](repeating: UInt8(index % 256), count: 100)) }
+        client.close()
+        var received: [UInt8] = []
+        for try await chunk in server.reads { received += chunk }
+        XCTAssertEqual(received.count, expected.count)
+        XCTAssertTrue(received == expected, "every byte, in the order written")
+        server.close()
+        listener.close()
+        thread.shutdown()
+    }
+
+    /// Once its user closed the connection, a read throws `streamClosed`, whether or not bytes had
+    /// arrived before (or arrive after, while the close is on its way to the loop's thread).
+    func testAReadAfterCloseThrowsEvenWithBytesWaiting() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let (client, server, listener) = try await asyncConnectedPair(on: loop)
+        var reads = client.reads.makeAsyncIterator()
+        try await server.write([1])
+        _ = try await reads.next()
+        try await server.write([2, 3])
+        client.close()
+        do {
+            _ = try await reads.next()
+            XCTFail("a read after close throws")
+        } catch {
+            XCTAssertEqual(error, .streamClosed)
+        }
+        server.close()
+        listener.close()
+        thread.shutdown()
+    }
+
+    /// A write the loop's thread cannot make (the peer reset the connection) fails a later call.
+    func testAWriteThatFailsOnTheLoopFailsALaterWrite() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let (client, server, listener) = try await asyncConnectedPair(on: loop)
+        server.resetAndClose()
+        var reads = client.reads.makeAsyncIterator()
+        do {
+            while try await reads.next() != nil {}
+        } catch {
+            XCTAssertNotEqual(error, .cancelled, "the reset reached the client")
+        }
+        let bytes = [UInt8](repeating: 7, count: 1024)
+        var failure: LoopError?
+        for _ in 0..<10_000 {
+            do {
+                try await client.write(bytes)
+            } catch {
+                failure = error
+                break
+            }
+        }
+        guard case .libuv? = failure else { return XCTFail("expected a write error, got \(String(describing: failure))") }
+        client.close()
+        listener.close()
+        thread.shutdown()
+    }
+
     func testCancelledDescribesWhatHappened() {
         XCTAssertTrue(LoopError.cancelled.description.contains("cancelled"))
         XCTAssertTrue(LoopError.cancelled.description.contains("stays open"))

@@ -1,0 +1,50 @@
+extension StreamConnectionCore {
+    /// The async face's first read: reads go to `asyncState` from now on.
+    func startAsyncReading() {
+        misusePrecondition(
+            readMode != .callback,
+            "UVLoop: reading a StreamConnection's reads sequence while a read handler is installed (startReading); use one way of reading")
+        // Closing (or closing after flushing) has told `asyncState` already.
+        guard closeReason == nil, flushingClose == nil else { return }
+        readMode = .async
+        if let error = resumeReading() {
+            readEnd = .failed(error)
+            asyncState.endReads(.failure(error))
+        }
+    }
+
+    /// The async face's reader took the buffer below its limit: read again.
+    func resumeAsyncReading() {
+        asyncState.readingResumed()
+        guard readMode == .async, closeReason == nil else { return }
+        if let error = resumeReading() {
+            readEnd = .failed(error)
+            asyncState.endReads(.failure(error))
+        }
+    }
+
+    /// Writes what tasks queued with the async `write`, in their order, then tells `asyncState`
+    /// how much is still queued (and the first write that failed: the next async write throws it).
+    func flushAsyncWrites() {
+        var taken: [[UInt8]] = []
+        swap(&taken, &asyncOutgoing)
+        asyncState.takeOutgoing(into: &taken)
+        if taken.isEmpty {
+            swap(&taken, &asyncOutgoing)
+            return
+        }
+        usesAsyncWrites = true
+        var byteCount = 0
+        var failure: LoopError?
+        for bytes in taken {
+            byteCount += bytes.count
+            // After a failure the rest is dropped, as a failed stream drops its queue.
+            guard failure == nil else { continue }
+            let written = bytes.withUnsafeBytes { raw in Result { () throws(LoopError) in try write(raw, completion: nil) } }
+            if case .failure(let error) = written { failure = error }
+        }
+        taken.removeAll(keepingCapacity: true)
+        swap(&taken, &asyncOutgoing)
+        asyncState.flushed(byteCount: byteCount, queuedBytes: queuedWriteBytes, failure: failure)
+    }
+}
