@@ -62,6 +62,7 @@ extern const capi_test capi_loop_tests[];
 extern const capi_test capi_post_tests[];
 extern const capi_test capi_timer_tests[];
 extern const capi_test capi_race_tests[];
+extern const capi_test capi_ref_tests[];
 
 /* A count from the environment (CAPI_<name>), for lighter runs under valgrind. */
 int capi_env_int(const char *name, int fallback);

@@ -201,6 +201,22 @@ int uvloop_timer_is_pending(const uvloop_timer_t *t);
  */
 void uvloop_timer_release(uvloop_timer_t *t);
 
+/* ---- Timer references (libuv's uv_ref / uv_unref, per timer) ----------------------------------- */
+
+/*
+ * Whether the timer keeps the loop alive while it is pending: `ref` 1 (what every timer starts
+ * as) or 0, as uv_ref and uv_unref set it for a libuv timer. An unreferenced timer still runs on
+ * time while the loop runs for something else, but the owner's uv_run(loop, UV_RUN_DEFAULT)
+ * returns once only unreferenced timers are left (with nothing else of the owner's active and
+ * uvloop_keep_alive off): a daemon's repeating statistics timer, say. A timer already due runs
+ * on the turn in progress either way. Any thread; from another thread it reaches the loop in
+ * order with the caller's posts.
+ *
+ * Returns 1 when the timer was pending; 0 when it had ended (ran, was fired or cancelled, or its
+ * loop shut down or was detached); UVLOOP_EINVAL for NULL.
+ */
+int uvloop_timer_set_ref(uvloop_timer_t *t, int ref);
+
 /*
  * Whether `handle` is one of UVLoop's own handles (in a uv_walk over the owner's loop): 1 or 0.
  * Any thread, but the answer is only stable on the loop thread.

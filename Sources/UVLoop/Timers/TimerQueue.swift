@@ -80,6 +80,10 @@ struct TimerQueue: ~Copyable {
     var movedDeadlines: [UInt32: UInt64] = [:]
     /// The sequence number the next entry gets: timers scheduled from now on compare later.
     var nextSequence: UInt64 = 0
+    /// The timers that do not keep the loop alive (`LoopTimer.setReferenced(false)`): slot to
+    /// timer id. Usually empty; an entry whose timer has ended is dropped when next looked at
+    /// (see `TimerQueue+Reference`).
+    var unreferenced: [UInt32: UInt64] = [:]
 
     /// The number of scheduled timers.
     var count = 0
