@@ -53,7 +53,9 @@ static int run_forked(const capi_test *test, int timeout) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    const capi_test *tables[] = {capi_loop_tests, capi_post_tests, capi_timer_tests, capi_race_tests, capi_ref_tests};
+    const capi_test *tables[] = {capi_loop_tests, capi_post_tests, capi_timer_tests, capi_race_tests,
+                                 capi_ref_tests, capi_try_post_tests, capi_value_post_tests,
+                                 capi_metrics_tests, capi_manual_tests};
     int timeout = capi_env_int("TIMEOUT", 30);
     int nofork = capi_env_int("NOFORK", 0);
     int passed = 0, failed = 0;
