@@ -32,7 +32,7 @@ extension LoopEngine {
             startIdle()
         } else if armedDeadline.map({ deadline < $0 }) ?? true {
             arm(for: deadline)
-        } else if !timers.unreferenced.isEmpty {
+        } else if timers.hasUnreferenced {
             // The armed wake timer may be unreferenced (it waits only for unreferenced timers):
             // a new referenced timer must make it keep the loop alive.
             updateWakeTimerReference()
@@ -68,10 +68,11 @@ extension LoopEngine {
     /// timeout that was cancelled. With timers left, it stays armed: at worst it wakes the loop
     /// once for an entry that was cancelled, and then re-arms for the next.
     private func disarmIfNoTimers() {
-        guard armedDeadline != nil, !lifecycle.handlesClosed else { return }
         if timers.count == 0 {
+            guard armedDeadline != nil, !lifecycle.handlesClosed else { return }
             disarm()
-        } else if !timers.unreferenced.isEmpty {
+        } else if timers.hasUnreferenced {
+            // The timer that ended may have been the last referenced one.
             updateWakeTimerReference()
         }
     }
@@ -154,7 +155,7 @@ extension LoopEngine {
             startIdle()
         } else if armedDeadline != deadline {
             arm(for: deadline)
-        } else if !timers.unreferenced.isEmpty {
+        } else if timers.hasUnreferenced {
             updateWakeTimerReference()
         }
     }
@@ -163,7 +164,7 @@ extension LoopEngine {
         guard clockSource == .system else { return }
         wakeTimer.start(deadline: deadline)
         armedDeadline = deadline
-        if !timers.unreferenced.isEmpty { updateWakeTimerReference() }
+        if timers.hasUnreferenced { updateWakeTimerReference() }
     }
 
     /// Whether a timer is due at `now` (a chunked loop ends its chunk early for one).
@@ -174,6 +175,7 @@ extension LoopEngine {
     /// throws `reason`, a tick sequence ends, a closure is released without running.
     func cancelAllTimers(reason: LoopError) {
         timers.unreferenced.removeAll()
+        timers.hasUnreferenced = false
         for (slot, work) in timers.removeAll() {
             guard timers.shared.finish(slot: slot, as: TimerSlots.cancelled) else { continue }
             switch work {

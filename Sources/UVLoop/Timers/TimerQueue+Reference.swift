@@ -6,7 +6,7 @@ extension TimerQueue {
     /// otherwise O(unreferenced timers), which a program keeps to a few (a statistics tick, a
     /// cache sweep).
     mutating func hasReferencedTimers() -> Bool {
-        guard !unreferenced.isEmpty else { return count > 0 }
+        guard hasUnreferenced else { return count > 0 }
         var unreferencedScheduled = 0
         var ended: [UInt32] = []
         for (slot, id) in unreferenced {
@@ -18,6 +18,7 @@ extension TimerQueue {
             }
         }
         for slot in ended { unreferenced[slot] = nil }
+        hasUnreferenced = !unreferenced.isEmpty
         return count > unreferencedScheduled
     }
 
@@ -30,6 +31,7 @@ extension TimerQueue {
         } else if unreferenced[slot] == id {
             unreferenced[slot] = nil
         }
+        hasUnreferenced = !unreferenced.isEmpty
         return true
     }
 }

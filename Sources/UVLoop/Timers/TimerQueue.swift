@@ -84,6 +84,9 @@ struct TimerQueue: ~Copyable {
     /// timer id. Usually empty; an entry whose timer has ended is dropped when next looked at
     /// (see `TimerQueue+Reference`).
     var unreferenced: [UInt32: UInt64] = [:]
+    /// `!unreferenced.isEmpty`, kept beside the queue's other counts: what the scheduling path
+    /// checks (a load of this struct's field, no look into the map's storage).
+    var hasUnreferenced = false
 
     /// The number of scheduled timers.
     var count = 0
