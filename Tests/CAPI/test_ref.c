@@ -73,7 +73,7 @@ static void unreferenced_tick_runs_while_a_referenced_job_waits(void) {
     CHECK_EQ(uvloop_timer_start(f.l, 30 * MS, 0, on_job, &s, &job), 0);
     CHECK_EQ(uv_run(&f.uv, UV_RUN_DEFAULT), 0);
     CHECK_EQ(s.job_runs, 1);
-    CHECK(s.gc_runs_at_job >= 2); /* the tick ran at 0 and at least once more before the job */
+    CHECK(s.gc_runs_at_job >= 1); /* the tick, due at 0, ran before the job */
     CHECK_EQ(uvloop_timer_is_pending(gc), 1);
     CHECK_EQ(uvloop_timer_cancel(gc), 1);
     uvloop_timer_release(gc);
@@ -98,7 +98,9 @@ static void timer_unreferences_itself_from_its_callback(void) {
     self_unref s = {0};
     CHECK_EQ(uvloop_timer_start(f.l, 1 * MS, 1 * MS, unref_on_third_run, &s, &s.t), 0);
     CHECK_EQ(uv_run(&f.uv, UV_RUN_DEFAULT), 0);
-    CHECK_EQ(s.runs, 3);
+    /* A run already due when the loop turns once more for its own work may still come (under
+     * valgrind, say): what matters is that uv_run returned. */
+    CHECK(s.runs >= 3);
     CHECK_EQ(uvloop_timer_cancel(s.t), 1);
     uvloop_timer_release(s.t);
     fixture_teardown(&f);
@@ -124,7 +126,7 @@ static void cancelling_the_last_referenced_timer_lets_uv_run_return(void) {
     CHECK_EQ(uvloop_timer_start(f.l, 1 * MS, 1 * MS, cancel_the_referenced_one, &s, &tick), 0);
     CHECK_EQ(uvloop_timer_set_ref(tick, 0), 1);
     CHECK_EQ(uv_run(&f.uv, UV_RUN_DEFAULT), 0);
-    CHECK_EQ(s.runs, 3);
+    CHECK(s.runs >= 3);
     CHECK_EQ(uvloop_timer_cancel(tick), 1);
     uvloop_timer_release(tick);
     uvloop_timer_release(s.referenced);
@@ -143,6 +145,38 @@ static void later_referenced_timer_keeps_uv_run_running(void) {
     CHECK_EQ(uv_run(&f.uv, UV_RUN_DEFAULT), 0);
     CHECK_EQ(ran, 1);
     CHECK(ticks >= 1);
+    CHECK_EQ(uvloop_timer_cancel(tick), 1);
+    uvloop_timer_release(tick);
+    fixture_teardown(&f);
+}
+
+/* A repeating unreferenced timer whose callback takes longer than its interval is always due
+ * again when its callback returns: that must not keep uv_run running either (libuv's loop does
+ * not stay alive for a due unreferenced timer). Without the fix this test hangs. */
+typedef struct {
+    int ticks, job_ran;
+} slow_tick_state;
+
+static void slow_tick(void *arg) {
+    ((slow_tick_state *)arg)->ticks++;
+    uint64_t start = uv_hrtime();
+    while (uv_hrtime() - start < 3 * MS) {
+    }
+}
+
+static void slow_job(void *arg) { ((slow_tick_state *)arg)->job_ran++; }
+
+static void a_due_unreferenced_timer_does_not_keep_uv_run_running(void) {
+    fixture_t f;
+    fixture_attach(&f);
+    slow_tick_state s = {0};
+    uvloop_timer_t *tick = NULL;
+    CHECK_EQ(uvloop_timer_start(f.l, 1 * MS, 1 * MS, slow_tick, &s, &tick), 0);
+    CHECK_EQ(uvloop_timer_set_ref(tick, 0), 1);
+    CHECK_EQ(uvloop_timer_start(f.l, 10 * MS, 0, slow_job, &s, NULL), 0);
+    CHECK_EQ(uv_run(&f.uv, UV_RUN_DEFAULT), 0);
+    CHECK_EQ(s.job_ran, 1);
+    CHECK(s.ticks >= 1);
     CHECK_EQ(uvloop_timer_cancel(tick), 1);
     uvloop_timer_release(tick);
     fixture_teardown(&f);
@@ -194,6 +228,7 @@ const capi_test capi_ref_tests[] = {
     {"timer_unreferences_itself_from_its_callback", timer_unreferences_itself_from_its_callback},
     {"cancelling_the_last_referenced_timer_lets_uv_run_return", cancelling_the_last_referenced_timer_lets_uv_run_return},
     {"later_referenced_timer_keeps_uv_run_running", later_referenced_timer_keeps_uv_run_running},
+    {"a_due_unreferenced_timer_does_not_keep_uv_run_running", a_due_unreferenced_timer_does_not_keep_uv_run_running},
     {"set_ref_from_another_thread", set_ref_from_another_thread},
     {"set_ref_arguments", set_ref_arguments},
     {NULL, NULL},

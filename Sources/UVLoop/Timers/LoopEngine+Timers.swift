@@ -176,6 +176,7 @@ extension LoopEngine {
     func cancelAllTimers(reason: LoopError) {
         timers.unreferenced.removeAll()
         timers.hasUnreferenced = false
+        timers.idleUnreferenced = false
         for (slot, work) in timers.removeAll() {
             guard timers.shared.finish(slot: slot, as: TimerSlots.cancelled) else { continue }
             switch work {

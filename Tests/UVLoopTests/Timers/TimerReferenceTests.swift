@@ -81,6 +81,26 @@ final class TimerReferenceTests: XCTestCase {
         }
     }
 
+    func testAnUnreferencedTimerThatIsAlwaysDueAgainDoesNotKeepTheLoopRunning() throws {
+        try withAttachedLoop { loop, cLoop in
+            let ticks = LoopBound(0, loop: loop)
+            // Each run takes longer than the interval, so the timer is due again when it returns.
+            let tick = try loop.scheduleRepeating(every: .milliseconds(1)) {
+                ticks.value += 1
+                let start = monotonicNanoseconds()
+                while monotonicNanoseconds() - start < 3_000_000 {}
+            }
+            tick.setReferenced(false)
+            try loop.schedule(after: .milliseconds(10)) {}
+            // Returns once the referenced timer has run (a due unreferenced timer that kept the
+            // loop alive would hang here).
+            uv_run(cLoop, UV_RUN_DEFAULT)
+            XCTAssertGreaterThanOrEqual(ticks.value, 1)
+            XCTAssertEqual(uv_loop_alive(cLoop), 0)
+            XCTAssertTrue(tick.cancel())
+        }
+    }
+
     func testSetReferencedFromAnotherThreadArrivesLikeAPost() throws {
         try withAttachedLoop { loop, cLoop in
             let timer = try loop.schedule(after: .seconds(1)) { XCTFail("not due") }
