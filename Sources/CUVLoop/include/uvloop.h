@@ -385,9 +385,10 @@ void uvloop_timer_release(uvloop_timer_t *t);
  * as) or 0, as uv_ref and uv_unref set it for a libuv timer. An unreferenced timer still runs on
  * time while the loop runs for something else, but the owner's uv_run(loop, UV_RUN_DEFAULT)
  * returns once only unreferenced timers are left (with nothing else of the owner's active and
- * uvloop_keep_alive off): a daemon's repeating statistics timer, say. A timer already due runs
- * on the turn in progress either way. Any thread; from another thread it reaches the loop in
- * order with the caller's posts.
+ * uvloop_keep_alive off): a daemon's repeating statistics timer, say. Being due does not keep
+ * the loop alive either: an unreferenced timer that is due runs when the loop turns for
+ * something else. Any thread; from another thread it reaches the loop in order with the
+ * caller's posts.
  *
  * Returns 1 when the timer was pending; 0 when it had ended (ran, was fired or cancelled, or its
  * loop shut down or was detached); UVLOOP_EINVAL for NULL.

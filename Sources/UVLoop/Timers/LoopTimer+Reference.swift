@@ -6,8 +6,9 @@ extension LoopTimer {
     /// It matters where the owner of an attached loop runs it with `uv_run(UV_RUN_DEFAULT)`,
     /// which returns once nothing referenced is left: a repeating statistics timer that should
     /// not keep a program alive is set unreferenced. (A loop UVLoop owns runs until
-    /// ``Loop/stop()`` or ``Loop/shutdown()`` whatever its timers.) A timer that is already due
-    /// runs on the turn in progress either way.
+    /// ``Loop/stop()`` or ``Loop/shutdown()`` whatever its timers.) Being due does not keep the
+    /// loop alive either: an unreferenced timer that is due runs when the loop turns for
+    /// something else.
     ///
     /// ```swift
     /// let stats = try loop.scheduleRepeating(every: .seconds(10)) { reportStatistics() }
