@@ -1,7 +1,7 @@
 /*
  * c-daemon: a C daemon that owns its libuv loop and runs a Swift component on it through UVLoop.
  *
- *   c-daemon [--port N] [--events N] [--report-ms N] [--idle-timeout-ms N]
+ *   c-daemon [--port N] [--events N] [--report-ms N] [--idle-timeout-ms N] [--stall-ms N]
  *
  * main() owns a uv_loop_t and runs it with uv_run. UVLoop is attached to it (uvloop.h), and on it:
  *   - a TCP line server in C on 127.0.0.1 (--port 0, the default, picks a free port; the port is
@@ -12,7 +12,10 @@
  *   - a C worker pthread that produces --events sequence-numbered events and sends them to the
  *     Swift statistics component (stats.h), then posts its exit notice to the loop (uvloop_post);
  *   - the component, which counts the events on the loop thread, checks their order, prints a
- *     report every --report-ms and computes percentiles in a background operation;
+ *     report every --report-ms (on an unreferenced timer: it never keeps the loop running on its
+ *     own) and computes percentiles in a background operation;
+ *   - the loop's health (uvloop_metrics) in the stats reply, and a stall callback that logs every
+ *     loop turn busy for longer than --stall-ms;
  *   - SIGTERM and SIGINT watchers (uv_signal_t): stop the worker, detach UVLoop, close every
  *     handle. uv_loop_close then returns 0 and the process exits with status 0.
  *
@@ -57,7 +60,9 @@ struct daemon_s {
     uv_tcp_t server;
     uv_signal_t sigterm, sigint;
     conn_t *conns;
-    uint64_t events_wanted, report_ms, idle_timeout_ms;
+    uint64_t events_wanted, report_ms, idle_timeout_ms, stall_ms;
+    uint64_t health_busy_ns, health_idle_ns; /* the loop's figures at the last stats line */
+    uint64_t stalls;                         /* long turns reported by the stall callback */
     int stopping; /* loop thread */
     /* The worker thread. */
     pthread_t worker;
@@ -193,20 +198,39 @@ static void on_idle(void *ctx) {
 static void reply_stats(conn_t *c) {
     daemon_t *d = c->d;
     stats_snapshot_t s;
+    uvloop_metrics_t m;
     char line[512];
     int rc = stats_component_snapshot(&s);
+    if (rc == 0) rc = uvloop_metrics(d->uvloop, &m);
     if (rc != 0) {
         snprintf(line, sizeof line, "error: stats: %s\n", uvloop_strerror(rc));
     } else {
         int in_order = s.out_of_order == 0 && s.last_sequence == s.events;
         const char *worker = !d->worker_started ? "none" : d->worker_exited ? "done" : "running";
+        /* The loop's health: its share of busy time since the last stats line, its turns, and
+         * the work waiting when it last polled. */
+        uint64_t busy = m.busy_ns - d->health_busy_ns, idle = m.idle_ns - d->health_idle_ns;
+        unsigned busy_permille = busy + idle > 0 ? (unsigned)(busy * 1000 / (busy + idle)) : 0;
+        d->health_busy_ns = m.busy_ns;
+        d->health_idle_ns = m.idle_ns;
         snprintf(line, sizeof line,
                  "stats events=%" PRIu64 " in_order=%s out_of_order=%" PRIu64 " last_sequence=%" PRIu64
-                 " reports=%" PRIu64 " digests=%" PRIu64 " p50=%" PRIu64 " p99=%" PRIu64 " worker=%s\n",
+                 " reports=%" PRIu64 " digests=%" PRIu64 " p50=%" PRIu64 " p99=%" PRIu64
+                 " loop_turns=%" PRIu64 " loop_busy=%u.%u%% loop_waiting=%" PRIu64 " loop_stalls=%" PRIu64
+                 " worker=%s\n",
                  s.events, in_order ? "yes" : "no", s.out_of_order, s.last_sequence, s.reports, s.digests,
-                 s.p50, s.p99, worker);
+                 s.p50, s.p99, m.iterations, busy_permille / 10, busy_permille % 10,
+                 m.posted + m.next_iteration + m.inbox_messages, d->stalls, worker);
     }
     conn_send(c, line);
+}
+
+/* A loop turn busy for longer than --stall-ms: logged, and counted in the stats line. */
+static void on_stall(void *ctx, const uvloop_stall_t *stall) {
+    daemon_t *d = ctx;
+    d->stalls++;
+    printf("stall: a loop turn was busy for %" PRIu64 " ms (%" PRIu64 " posted jobs, %" PRIu64 " timers)\n",
+           stall->duration_ns / 1000000, stall->posted_jobs, stall->timers_fired);
 }
 
 static void handle_line(conn_t *c, const char *line) {
@@ -412,6 +436,7 @@ int main(int argc, char **argv) {
         {"events", required_argument, NULL, 'e'},
         {"report-ms", required_argument, NULL, 'r'},
         {"idle-timeout-ms", required_argument, NULL, 'i'},
+        {"stall-ms", required_argument, NULL, 's'},
         {NULL, 0, NULL, 0},
     };
     static daemon_t daemon_state;
@@ -420,6 +445,7 @@ int main(int argc, char **argv) {
     d->events_wanted = 1000000;
     d->report_ms = 1000;
     d->idle_timeout_ms = 60000;
+    d->stall_ms = 250;
     int option;
     while ((option = getopt_long(argc, argv, "", options, NULL)) != -1) {
         switch (option) {
@@ -427,8 +453,9 @@ int main(int argc, char **argv) {
         case 'e': d->events_wanted = number(optarg, "--events"); break;
         case 'r': d->report_ms = number(optarg, "--report-ms"); break;
         case 'i': d->idle_timeout_ms = number(optarg, "--idle-timeout-ms"); break;
+        case 's': d->stall_ms = number(optarg, "--stall-ms"); break;
         default:
-            fprintf(stderr, "usage: c-daemon [--port N] [--events N] [--report-ms N] [--idle-timeout-ms N]\n");
+            fprintf(stderr, "usage: c-daemon [--port N] [--events N] [--report-ms N] [--idle-timeout-ms N] [--stall-ms N]\n");
             return 2;
         }
     }
@@ -445,6 +472,10 @@ int main(int argc, char **argv) {
     if (rc != 0) die("stats_component_start", rc);
     rc = upper_handler_start(d->uvloop, on_back_from_swift, d);
     if (rc != 0) die("upper_handler_start", rc);
+    if (d->stall_ms > 0) {
+        rc = uvloop_set_stall_cb(d->uvloop, d->stall_ms * 1000000u, on_stall, d);
+        if (rc != 0) die("uvloop_set_stall_cb", rc);
+    }
 
     struct sockaddr_in address;
     uv_ip4_addr("127.0.0.1", (int)port, &address);

@@ -16,20 +16,35 @@ final class CLoop: Sendable {
     let isAttached: Bool
     /// `loop.threadPointer`, kept beside the inbox that every post reads.
     let loopThreadPointer: UInt
+    /// Value posts (`uvloop_post_value`) from threads other than the loop's: a ring of callbacks
+    /// with their values, no allocation per post (see CValuePostFunctions.swift).
+    let valueInbox: Inbox<CValueCallback>
+    /// Whether `uvloop_release` ends the loop: a loop made by `uvloop_new_manual`.
+    let ownsLoop: Bool
 
     /// The ring's size: posts from other threads beyond this wait for the loop to make room.
     static let inboxCapacity = 16_384
 
-    private init(loop: Loop, isAttached: Bool) throws(LoopError) {
+    private init(loop: Loop, isAttached: Bool, capacity: Int, ownsLoop: Bool) throws(LoopError) {
         self.loop = loop
         self.isAttached = isAttached
+        self.ownsLoop = ownsLoop
         loopThreadPointer = loop.threadPointer
-        inbox = try loop.makeInbox(of: CCallback.self, capacity: Self.inboxCapacity) { $0.run() }
+        inbox = try loop.makeInbox(of: CCallback.self, capacity: capacity) { $0.run() }
+        do {
+            valueInbox = try loop.makeInbox(of: CValueCallback.self, capacity: capacity) { $0.run() }
+        } catch {
+            inbox.close()
+            throw error
+        }
     }
 
-    /// The loop's `CLoop`, shared by every handle C holds on the loop.
-    static func of(_ loop: Loop) throws(LoopError) -> CLoop {
-        try CLoops.cLoop(for: loop) { () throws(LoopError) in try CLoop(loop: loop, isAttached: loop.isAttached) }
+    /// The loop's `CLoop`, shared by every handle C holds on the loop; a new one's rings hold
+    /// `capacity` posts each.
+    static func of(_ loop: Loop, capacity: Int = inboxCapacity, ownsLoop: Bool = false) throws(LoopError) -> CLoop {
+        try CLoops.cLoop(for: loop) { () throws(LoopError) in
+            try CLoop(loop: loop, isAttached: loop.isAttached, capacity: capacity, ownsLoop: ownsLoop)
+        }
     }
 
     /// Runs `callback` on the loop's thread: through the inbox from other threads (per-thread
@@ -104,7 +119,10 @@ enum CLoops {
             return made
         }
         // Another thread made one first: this one goes unused, and its inbox with it.
-        if kept !== made { made.inbox.close() }
+        if kept !== made {
+            made.inbox.close()
+            made.valueInbox.close()
+        }
         return kept
     }
 }

@@ -62,6 +62,7 @@ private func detach(_ cLoop: CLoop) -> Int32 {
 @c @implementation
 public func uvloop_release(_ l: OpaquePointer?) -> Int32 {
     guard let l, let cLoop = cLoop(l) else { return UVLOOP_EINVAL }
+    if let refusal = endManualLoop(cLoop) { return refusal }
     if cLoop.isAttached, cLoop.loop.isAcceptingWork {
         guard cLoop.loop.isOnLoopThread else { return UVLOOP_ENOTLOOPTHREAD }
         _ = detach(cLoop)

@@ -18,7 +18,7 @@ final class CTimer: Sendable {
 
 /// The object behind a `uvloop_timer_t *`, borrowed for the call.
 @inline(__always)
-private func cTimer(_ handle: OpaquePointer?, _ call: StaticString = #function) -> CTimer? {
+func cTimer(_ handle: OpaquePointer?, _ call: StaticString = #function) -> CTimer? {
     guard let handle else { return nil }
     // Unmanaged: C holds the retained reference until uvloop_timer_release; a call borrows it.
     let cTimer = Unmanaged<CTimer>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()

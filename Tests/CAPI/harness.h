@@ -66,6 +66,11 @@ extern const capi_test capi_race_tests[];
 extern const capi_test capi_misuse_tests[];
 extern const capi_test capi_fork_tests[];
 extern const capi_test capi_version_tests[];
+extern const capi_test capi_ref_tests[];
+extern const capi_test capi_try_post_tests[];
+extern const capi_test capi_value_post_tests[];
+extern const capi_test capi_metrics_tests[];
+extern const capi_test capi_manual_tests[];
 
 /* A count from the environment (CAPI_<name>), for lighter runs under valgrind. */
 int capi_env_int(const char *name, int fallback);

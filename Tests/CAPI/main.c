@@ -56,6 +56,7 @@ int main(int argc, char **argv) {
     const capi_test *tables[] = {
         capi_loop_tests, capi_post_tests, capi_timer_tests, capi_race_tests,
         capi_misuse_tests, capi_fork_tests, capi_version_tests,
+        capi_ref_tests, capi_try_post_tests, capi_value_post_tests, capi_metrics_tests, capi_manual_tests,
     };
     int timeout = capi_env_int("TIMEOUT", 30);
     int nofork = capi_env_int("NOFORK", 0);

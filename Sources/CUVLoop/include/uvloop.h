@@ -74,6 +74,38 @@ typedef void (*uvloop_cb)(void *ctx);
  */
 int uvloop_attach(uv_loop_t *loop, uvloop_t **out);
 
+/* ---- Attaching with options -------------------------------------------------------------------- */
+
+/* The largest post_capacity: 2^25 posts (the rings then take about 1.75 GiB). */
+#define UVLOOP_POST_CAPACITY_MAX (1u << 25)
+
+/*
+ * Options for uvloop_attach_ex. Zero every byte first (uvloop_options_t opts = {0}; or memset),
+ * then set the fields you need: a field left 0 means its default, and a NULL options pointer
+ * means every default. The struct keeps its size and layout in later versions of the library:
+ * new options take reserved space, which must stay 0 (a library that does not know an option
+ * set there refuses it with UVLOOP_EINVAL rather than ignore it).
+ */
+typedef struct uvloop_options_s {
+    /* How many posts from other threads wait in each of the loop's queues (the one of
+     * uvloop_post, and the one of uvloop_post_value) before uvloop_post waits and uvloop_try_post
+     * returns UVLOOP_EAGAIN. 0: the default, 16384. Otherwise a power of two from 2 to
+     * UVLOOP_POST_CAPACITY_MAX. Each queued post takes 24 bytes, each value post 32, allocated
+     * and touched at attach. */
+    uint32_t post_capacity;
+    /* Must be 0: room for later options. */
+    uint32_t reserved[15];
+} uvloop_options_t;
+
+/*
+ * uvloop_attach with options: the same threads, results and error codes, and UVLOOP_EINVAL
+ * (before anything is attached) for options it cannot use: a post_capacity that is not 0 or a
+ * power of two from 2 to UVLOOP_POST_CAPACITY_MAX, or a reserved field that is not 0. The options
+ * apply to this attaching; handles made later on the same loop (Loop.makeCHandle in Swift) share
+ * its queues.
+ */
+int uvloop_attach_ex(uv_loop_t *loop, const uvloop_options_t *opts, uvloop_t **out);
+
 /*
  * Detaches UVLoop from its uv_loop_t. Loop thread only. Runs everything posted so far, cancels
  * pending timers (their callbacks do not run) and closes UVLoop's handles; libuv frees them on
@@ -127,6 +159,49 @@ int uvloop_post(uvloop_t *l, uvloop_cb fn, void *ctx);
  */
 int uvloop_post_next_iteration(uvloop_t *l, uvloop_cb fn, void *ctx);
 
+/* ---- Posting without waiting ------------------------------------------------------------------- */
+
+/* A queue was full: nothing was posted; try again later, or drop the work (libuv's UV_EAGAIN). */
+#define UVLOOP_EAGAIN UV_EAGAIN
+
+/*
+ * uvloop_post for a thread that must never wait (an audio, packet or trading thread): where
+ * uvloop_post would wait for the loop to make room, this returns UVLOOP_EAGAIN at once. Any
+ * thread; from another thread it takes no lock and allocates nothing. The queue holds
+ * post_capacity posts (uvloop_attach_ex; 16,384 by default).
+ *
+ * Returns 0 (fn will run, as after uvloop_post); UVLOOP_EAGAIN when the queue is full (fn will
+ * not run; the loop has been woken to drain it); UVLOOP_ESHUTDOWN or UVLOOP_EDETACHED when the
+ * loop no longer accepts work; UVLOOP_EINVAL for a NULL `l` or `fn`. On the loop thread it posts
+ * as uvloop_post does and never returns UVLOOP_EAGAIN.
+ */
+int uvloop_try_post(uvloop_t *l, uvloop_cb fn, void *ctx);
+
+/* ---- Posts that carry a value ------------------------------------------------------------------ */
+
+/* A callback with a value: runs on the loop thread with the context and value posted with it. */
+typedef void (*uvloop_value_cb)(void *ctx, uint64_t value);
+
+/*
+ * Runs fn(ctx, value) on the loop thread, soon: a progress count, a small event, an index or a
+ * pointer that fits 64 bits, without a malloc'd payload per post. Any thread; from another
+ * thread the value is copied into a queue of its own (post_capacity entries): no lock, no
+ * allocation; when it is full this waits (yielding the CPU) until the loop has made room, as
+ * uvloop_post does. From the loop thread, as uvloop_post.
+ *
+ * Order: the value posts of one thread run in the order it made them. Relative to the same
+ * thread's other calls (uvloop_post, timers, invokes), which travel by another queue, their
+ * order is not set: when the order matters, send both kinds as value posts.
+ *
+ * Returns as uvloop_post does.
+ */
+int uvloop_post_value(uvloop_t *l, uvloop_value_cb fn, void *ctx, uint64_t value);
+
+/*
+ * uvloop_post_value that never waits: UVLOOP_EAGAIN when its queue is full, as uvloop_try_post.
+ */
+int uvloop_try_post_value(uvloop_t *l, uvloop_value_cb fn, void *ctx, uint64_t value);
+
 /*
  * Runs fn(ctx) on the loop thread and waits until it has returned. Any thread: on the loop
  * thread fn runs at once, inline. The loop must be turning: on an attached loop, the owner's
@@ -149,6 +224,108 @@ int uvloop_is_loop_thread(const uvloop_t *l);
  * thread (for a loop made in Swift with a manual test clock, the loop thread only). 0 for NULL.
  */
 uint64_t uvloop_now(const uvloop_t *l);
+
+/* ---- Loop health ------------------------------------------------------------------------------- */
+
+/*
+ * A reading of the loop's health, as of its last completed turn (Swift's Loop.metrics()). The
+ * struct keeps its size and layout in later versions: new figures take reserved space.
+ */
+typedef struct uvloop_metrics_s {
+    uint64_t iterations;     /* turns completed (libuv iterations that reached the poll phase) */
+    uint64_t busy_ns;        /* time spent running callbacks: UVLoop's work, timers, I/O */
+    uint64_t idle_ns;        /* time spent waiting in the kernel for I/O, timers or posts */
+    /* The work waiting when the loop last polled: */
+    uint64_t posted;         /* posted jobs not yet run (Swift posts and loop-thread posts;
+                                posts from other C threads are in inbox_messages) */
+    uint64_t next_iteration; /* callbacks queued for the next iteration */
+    uint64_t timers;         /* timers scheduled, not yet due or fired */
+    uint64_t chunked_loops;  /* Swift chunked loops not yet finished */
+    uint64_t inbox_messages; /* messages in the loop's inboxes: uvloop_post and uvloop_post_value
+                                from other threads, and Swift's Inbox values */
+    uint64_t reserved[8];    /* 0: room for later figures */
+} uvloop_metrics_t;
+
+/*
+ * Stores the loop's figures in *out: a handful of atomic loads, cheap enough for every stats
+ * line. Any thread. Busy and idle time count from the loop's first turn (for an attached loop:
+ * from its attaching). The busy share of a span is the busy time's growth over the sum of both
+ * growths between two readings. A loop stuck in a long callback keeps its last figures until the
+ * callback returns (the stall callback reports such turns). After a detach or shutdown it keeps
+ * its last figures.
+ *
+ * Returns 0; UVLOOP_EINVAL for a NULL `l` or `out`.
+ */
+int uvloop_metrics(const uvloop_t *l, uvloop_metrics_t *out);
+
+/* A turn that was busy longer than the stall threshold (Swift's LoopStall). Valid during the
+ * callback only. Counts are of UVLoop's own work; time in other callbacks (I/O, the owner's own
+ * libuv handles) is part of duration_ns only. */
+typedef struct uvloop_stall_s {
+    uint64_t duration_ns;         /* busy time, from the end of one poll to the start of the next */
+    uint64_t posted_jobs;         /* posted jobs it ran */
+    uint64_t timers_fired;        /* timers it fired */
+    uint64_t next_iteration_jobs; /* next-iteration callbacks it ran */
+    uint64_t chunks;              /* chunks of Swift chunked loops it ran */
+} uvloop_stall_t;
+
+typedef void (*uvloop_stall_cb)(void *ctx, const uvloop_stall_t *stall);
+
+/*
+ * Calls fn(ctx, stall) on the loop thread after every turn busy for longer than `threshold_ns`,
+ * at the end of that turn, before the loop polls again: keep it short (count, log, post the
+ * report elsewhere). A NULL fn removes the callback (the threshold is then ignored). One
+ * callback per loop, shared with Swift's setStallHandler(threshold:): the last one set wins. Any
+ * thread; from another thread it takes effect when it reaches the loop, in order with the
+ * caller's posts.
+ *
+ * Returns 0; UVLOOP_EINVAL for a NULL `l` or, with fn set, a threshold under 1000 ns;
+ * UVLOOP_ESHUTDOWN or UVLOOP_EDETACHED when the loop no longer accepts work.
+ */
+int uvloop_set_stall_cb(uvloop_t *l, uint64_t threshold_ns, uvloop_stall_cb fn, void *ctx);
+
+/* ---- A loop on a manual clock (tests) ---------------------------------------------------------- */
+
+/*
+ * Creates a loop whose clock moves only when uvloop_advance moves it (starting at 0), so that C
+ * code that uses UVLoop's timers tests its timeouts without sleeping, as Swift tests do with
+ * Loop.manual(). The calling thread becomes its loop thread: it runs the loop with
+ * uvloop_run_until_idle and uvloop_advance; UVLoop owns the uv_loop_t (there is no uv_run to
+ * call). Every other function works on it as on an attached loop; posts from other threads run
+ * on the loop thread's next uvloop_run_until_idle or uvloop_advance. uvloop_release, on the
+ * loop thread, ends it: pending timers are cancelled, its uv_loop_t is closed and freed.
+ * (uvloop_detach and uvloop_keep_alive return UVLOOP_ENOTATTACHED for it.)
+ *
+ * Returns 0 and stores the loop in *out; UVLOOP_EINVAL for NULL; a libuv code when the loop
+ * cannot be created.
+ */
+int uvloop_new_manual(uvloop_t **out);
+
+/*
+ * Moves a manual loop's clock forward by `ns` nanoseconds and runs what comes due before it
+ * returns (Swift's advanceTime(by:)): first what is ready now, then, for each timer deadline up to
+ * the new time, the clock stops at that deadline (a callback's uvloop_now is its own deadline)
+ * and the loop runs until idle, so work a callback posts or timers it starts that are due by
+ * then run too. No sleeping: when it returns, all of it has run. Past the end of time the clock
+ * stays at UINT64_MAX. Loop thread only, outside the loop's callbacks.
+ *
+ * Returns 0; UVLOOP_EINVAL for NULL or a loop that is not a manual one (uvloop_new_manual, or
+ * Loop.manual() in Swift); UVLOOP_ENOTLOOPTHREAD from another thread; UV_EBUSY from inside one
+ * of the loop's callbacks (it is not re-entrant); UVLOOP_ESHUTDOWN once the loop has ended.
+ */
+int uvloop_advance(uvloop_t *l, uint64_t ns);
+
+/*
+ * Runs the loop until nothing is ready: posted work (from any thread), due timers and
+ * next-iteration work, without moving the clock or waiting. Loop thread only, outside the loop's
+ * callbacks; for a manual loop, or a loop created in Swift that is not running (an attached loop
+ * is run by its owner's uv_run).
+ *
+ * Returns 0; UVLOOP_EINVAL for NULL or an attached loop; UVLOOP_ENOTLOOPTHREAD from another
+ * thread; UV_EBUSY from inside one of the loop's callbacks or while the loop is running;
+ * UVLOOP_ESHUTDOWN once the loop has ended.
+ */
+int uvloop_run_until_idle(uvloop_t *l);
 
 /*
  * Runs fn(ctx) on the loop thread after `delay_ns` nanoseconds and, when `repeat_ns` is not 0,
@@ -203,6 +380,23 @@ int uvloop_timer_is_pending(const uvloop_timer_t *t);
  * Frees the handle. The timer itself is not cancelled. Any thread; NULL is ignored.
  */
 void uvloop_timer_release(uvloop_timer_t *t);
+
+/* ---- Timer references (libuv's uv_ref / uv_unref, per timer) ----------------------------------- */
+
+/*
+ * Whether the timer keeps the loop alive while it is pending: `ref` 1 (what every timer starts
+ * as) or 0, as uv_ref and uv_unref set it for a libuv timer. An unreferenced timer still runs on
+ * time while the loop runs for something else, but the owner's uv_run(loop, UV_RUN_DEFAULT)
+ * returns once only unreferenced timers are left (with nothing else of the owner's active and
+ * uvloop_keep_alive off): a daemon's repeating statistics timer, say. Being due does not keep
+ * the loop alive either: an unreferenced timer that is due runs when the loop turns for
+ * something else. Any thread; from another thread it reaches the loop in order with the
+ * caller's posts.
+ *
+ * Returns 1 when the timer was pending; 0 when it had ended (ran, was fired or cancelled, or its
+ * loop shut down or was detached); UVLOOP_EINVAL for NULL.
+ */
+int uvloop_timer_set_ref(uvloop_timer_t *t, int ref);
 
 /*
  * Whether `handle` is one of UVLoop's own handles (in a uv_walk over the owner's loop): 1 or 0.

@@ -15,6 +15,11 @@ struct IdleHandle {
 
     func stop() { _ = uv_idle_stop(handle.pointer) }
 
+    /// Whether the active handle keeps the loop alive: not while its only work is timers that
+    /// are due and unreferenced (`LoopTimer.setReferenced(false)`), as libuv's own loop would not
+    /// stay alive for such a timer. `uv_ref` and `uv_unref` are idempotent.
+    func keepsLoopAlive(_ keeps: Bool) { keeps ? handle.ref() : handle.unref() }
+
     func close() { handle.close() }
 }
 

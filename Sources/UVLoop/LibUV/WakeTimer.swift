@@ -37,5 +37,9 @@ struct WakeTimer {
     /// Lets the loop end without this timer: after it fired, or when no timer is left.
     func stop() { handle.unref() }
 
+    /// Whether the armed timer keeps the loop alive: not while every timer it waits for is
+    /// unreferenced (`LoopTimer.setReferenced(false)`). `uv_ref` and `uv_unref` are idempotent.
+    func keepsLoopAlive(_ keeps: Bool) { keeps ? handle.ref() : handle.unref() }
+
     func close() { handle.close() }
 }

@@ -287,6 +287,7 @@ final class LoopEngine {
             wantsIdle = true
         }
         if wantsIdle != idle.isActive { wantsIdle ? idle.start() : idle.stop() }
+        if timers.hasUnreferenced || timers.idleUnreferenced { updateIdleReference() }
     }
 
     /// Starts the idle handle unless it is active already, and never once the handles are closed:
@@ -295,6 +296,7 @@ final class LoopEngine {
     @inline(__always)
     func startIdle() {
         if !lifecycle.handlesClosed && !idle.isActive { idle.start() }
+        if timers.idleUnreferenced { updateIdleReference() }
     }
 
     /// Whether posted, next-iteration or chunked work is still waiting to run (timers aside).

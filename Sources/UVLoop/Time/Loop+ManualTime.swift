@@ -12,6 +12,13 @@ extension Loop {
         return engine.timers.count
     }
 
+    /// Whether one of the loop's callbacks is on the stack (a run of the loop is in progress), so
+    /// that stepping or advancing it now would re-enter it. Loop thread only.
+    package var isInsideRun: Bool {
+        preconditionOnLoopThread("Loop.isInsideRun")
+        return engine.isRunning
+    }
+
     /// Moves a manual clock forward to `instant` (never backward). Loop thread only.
     package func setManualTime(_ instant: LoopInstant) {
         preconditionOnLoopThread("Loop.advanceTime")

@@ -32,6 +32,10 @@ extension LoopEngine {
             startIdle()
         } else if armedDeadline.map({ deadline < $0 }) ?? true {
             arm(for: deadline)
+        } else if timers.hasUnreferenced {
+            // The armed wake timer may be unreferenced (it waits only for unreferenced timers):
+            // a new referenced timer must make it keep the loop alive.
+            updateWakeTimerReference()
         }
     }
 
@@ -64,8 +68,13 @@ extension LoopEngine {
     /// timeout that was cancelled. With timers left, it stays armed: at worst it wakes the loop
     /// once for an entry that was cancelled, and then re-arms for the next.
     private func disarmIfNoTimers() {
-        guard timers.count == 0, armedDeadline != nil, !lifecycle.handlesClosed else { return }
-        disarm()
+        if timers.count == 0 {
+            guard armedDeadline != nil, !lifecycle.handlesClosed else { return }
+            disarm()
+        } else if timers.hasUnreferenced {
+            // The timer that ended may have been the last referenced one.
+            updateWakeTimerReference()
+        }
     }
 
     /// Lets the loop end without the wake timer: it fired, or no timer is left to wake for.
@@ -146,6 +155,8 @@ extension LoopEngine {
             startIdle()
         } else if armedDeadline != deadline {
             arm(for: deadline)
+        } else if timers.hasUnreferenced {
+            updateWakeTimerReference()
         }
     }
 
@@ -153,6 +164,7 @@ extension LoopEngine {
         guard clockSource == .system else { return }
         wakeTimer.start(deadline: deadline)
         armedDeadline = deadline
+        if timers.hasUnreferenced { updateWakeTimerReference() }
     }
 
     /// Whether a timer is due at `now` (a chunked loop ends its chunk early for one).
@@ -162,6 +174,9 @@ extension LoopEngine {
     /// Cancels every pending timer: what the loop's shutdown and detach need. A sleeping task
     /// throws `reason`, a tick sequence ends, a closure is released without running.
     func cancelAllTimers(reason: LoopError) {
+        timers.unreferenced.removeAll()
+        timers.hasUnreferenced = false
+        timers.idleUnreferenced = false
         for (slot, work) in timers.removeAll() {
             guard timers.shared.finish(slot: slot, as: TimerSlots.cancelled) else { continue }
             switch work {

@@ -85,6 +85,17 @@ struct TimerQueue: ~Copyable {
     var count = 0
     /// Dead entries; their slots are freed with them.
     var deadCount = 0
+    /// The timers that do not keep the loop alive (`LoopTimer.setReferenced(false)`): slot to
+    /// timer id. Usually empty; an entry whose timer has ended is dropped when next looked at
+    /// (see `TimerQueue+Reference`).
+    var unreferenced: [UInt32: UInt64] = [:]
+    /// `!unreferenced.isEmpty`, what the scheduling path checks (a load of this struct's
+    /// field, no look into the map's storage). Both come after the fields the queue uses on every
+    /// operation, whose layout they leave as it was.
+    var hasUnreferenced = false
+    /// The loop's idle handle is unreferenced: its only work is due timers, all unreferenced
+    /// (see `LoopEngine.updateIdleReference`).
+    var idleUnreferenced = false
 
     static let refillBatch = 256
     static let freeSlotsKept = 4096

@@ -73,6 +73,9 @@ final class Component: Sendable {
                     Component.report(figures: figures, loop: loop, session: session)
                 }
             }
+            // Reports are not a reason to keep running: unreferenced, the timer never keeps the
+            // owner's uv_run(UV_RUN_DEFAULT) going once the daemon's own handles are closed.
+            reporter?.setReferenced(false)
         } catch {
             inbox.close()
             throw error
