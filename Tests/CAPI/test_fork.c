@@ -18,11 +18,12 @@
 enum { FORK_CHILDREN = 4, FORK_POSTS = 2000, FORK_REPEATS = 5 };
 
 /* One process's work: posts from a thread, posts from the loop thread, a one-shot timer and a
- * repeating timer. Each callback's context is this struct; `pid` says whose it is. */
+ * repeating timer, and value posts from the thread. Each callback's context is this struct; `pid` says whose it is. */
 typedef struct {
     pid_t pid;
     uvloop_t *l;
     long thread_posts, own_posts, one_shots, repeats;
+    long value_posts; /* uvloop_post_value from the thread: its ring has a wake-up of its own */
     long foreign; /* callbacks whose context belongs to another process: cross-talk */
     long out_of_order;
     uvloop_timer_t *repeating;
@@ -41,7 +42,7 @@ static void check_owner(fork_work *w) {
 }
 
 static void maybe_done(fork_work *w) {
-    if (w->done || w->thread_posts < FORK_POSTS || w->own_posts < 1 || w->one_shots < 1 || w->repeats < FORK_REPEATS)
+    if (w->done || w->thread_posts < FORK_POSTS || w->value_posts < FORK_POSTS || w->own_posts < 1 || w->one_shots < 1 || w->repeats < FORK_REPEATS)
         return;
     w->done = 1;
     CHECK_EQ(uvloop_keep_alive(w->l, 0), 0); /* uv_run returns once nothing else is active */
@@ -53,6 +54,14 @@ static void on_thread_post(void *ctx) {
     check_owner(w);
     if (p->sequence != w->thread_posts) w->out_of_order++;
     w->thread_posts++;
+    maybe_done(w);
+}
+
+static void on_value_post(void *ctx, uint64_t value) {
+    fork_work *w = ctx;
+    check_owner(w);
+    if ((long)value != w->value_posts) w->out_of_order++;
+    w->value_posts++;
     maybe_done(w);
 }
 
@@ -83,6 +92,7 @@ static void *post_from_thread(void *arg) {
     for (long i = 0; i < FORK_POSTS; i++) {
         post_contexts[i] = (post_ctx){.work = w, .sequence = i};
         CHECK_EQ(uvloop_post(w->l, on_thread_post, &post_contexts[i]), 0);
+        CHECK_EQ(uvloop_post_value(w->l, on_value_post, w, (uint64_t)i), 0);
     }
     return NULL;
 }
@@ -102,6 +112,7 @@ static void run_work(fork_work *w, uvloop_t *l, uv_loop_t *uv) {
     thread_join(poster);
     uvloop_timer_release(w->repeating);
     CHECK_EQ(w->thread_posts, FORK_POSTS);
+    CHECK_EQ(w->value_posts, FORK_POSTS);
     CHECK_EQ(w->own_posts, 1);
     CHECK_EQ(w->one_shots, 1);
     CHECK_EQ(w->repeats, FORK_REPEATS);
