@@ -58,6 +58,9 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     var pendingFlushCompletions: (CompletionList, Bool)?
     /// The listener that accepted this connection, which drains it.
     weak var acceptingListener: StreamListenerCore?
+    /// The file being sent into the connection (`StreamFileTransfer`): writes and a shutdown
+    /// made meanwhile wait behind it, in order.
+    var fileTransfer: StreamFileTransfer?
 
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32? = nil) throws(LoopError) {
@@ -90,6 +93,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     /// Fails whatever waits and forgets the writability handler. Calls no user code (the loop's
     /// ending requires it).
     override func didClose(reason: LoopError) {
+        fileTransfer?.connectionIsClosing()
         isReading = false
         closedForFlowControl()
         writableHandler = nil
@@ -103,6 +107,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     func streamDidClose() {
         // Completions of writes the kernel took: they succeeded.
         runFinishedCompletions()
+        fileTransfer?.connectionDidClose()
         if let reason = closeReason, reason != .streamClosed, readMode == .callback, readEnd == nil,
            let handler = readHandler, let connection {
             readEnd = .failed(reason)
@@ -254,6 +259,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     func write(_ bytes: UnsafeRawBufferPointer, completion: ((LoopError?) -> Void)?) throws(LoopError) {
         if let reason = closeReason { throw reason }
         if writesShutDown { throw .writesShutDown }
+        if let fileTransfer { return fileTransfer.hold(bytes, completion) }
         switch handle.write(bytes, tryFirst: queuedWriteBytes == 0, completion: completion) {
         case .written:
             if let completion { addFinishedCompletion(completion) }
@@ -340,6 +346,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     func shutdownWrites(_ completion: ((LoopError?) -> Void)?) throws(LoopError) {
         if let reason = closeReason { throw reason }
         if writesShutDown { throw .writesShutDown }
+        if let fileTransfer { return fileTransfer.holdShutdown(completion) }
         let status = handle.shutdownWrites { [self] status in
             guard let completion else { return }
             if status == 0 { return completion(nil) }
