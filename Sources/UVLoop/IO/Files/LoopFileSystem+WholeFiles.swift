@@ -71,7 +71,7 @@ extension LoopFileSystem {
             try await file.write(contents, at: 0)
             try await file.sync()
             try await file.close()
-            try await request("rename", path: temporary) { $0.startAtomicWriteRename(to: path) }
+            _ = try await request("rename", path: temporary) { $0.startAtomicWriteRename(to: path) }
         } catch {
             file.closeWithoutWaiting()
             _ = try? await request("unlink", path: temporary) { $0.startAtomicWriteUnlink() }
@@ -117,7 +117,7 @@ extension LoopFileSystem {
 }
 
 extension LoopFile {
-    /// Closes the file from async code without waiting (the sync ``close()->()``, which async
+    /// Closes the file from async code without waiting (the sync `close()`, which async
     /// code would otherwise not pick).
     func closeWithoutWaiting() {
         let box = box

@@ -35,7 +35,9 @@ final class StreamFileTransfer {
     private var buffer: FileBuffer?
     private var watch: DescriptorWatch?
     private var watchedDescriptor: Int32 = -1
-    private lazy var box = LoopConfinedObject(self)
+    /// The transfer in a box that the job and the watch carry (made per use: a box kept here
+    /// would keep the transfer alive through itself).
+    private var box: LoopConfinedObject<StreamFileTransfer> { LoopConfinedObject(self) }
 
     init(
         stream: StreamConnectionCore, file: LoopFileCore, offset: Int64, count: Int64?, copying: Bool,

@@ -26,9 +26,13 @@ final class FileSystemStatusTests: XCTestCase {
         XCTAssertEqual(chmod("\(directory)/a", 0o640), 0)
         XCTAssertEqual(symlink("\(directory)/a", "\(directory)/link"), 0)
         let results = Recorder<Result<FileStatus, LoopError>>()
+        // One at a time: the pool's threads finish requests in any order.
         try loop.fileSystem.status(of: "\(directory)/a") { results.append($0) }
+        loop.turn(until: { results.values.count == 1 })
         try loop.fileSystem.status(of: directory) { results.append($0) }
+        loop.turn(until: { results.values.count == 2 })
         try loop.fileSystem.status(of: "\(directory)/link", followingSymlinks: false) { results.append($0) }
+        loop.turn(until: { results.values.count == 3 })
         try loop.fileSystem.status(of: "\(directory)/link") { results.append($0) }
         loop.turn(until: { results.values.count == 4 })
         let file = try results.values[0].get()
