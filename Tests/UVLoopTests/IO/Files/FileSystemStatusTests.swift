@@ -95,6 +95,7 @@ final class FileSystemStatusTests: XCTestCase {
         let loop = try Loop.attach(native)
         let results = Recorder<Result<FileStatus, LoopError>>()
         try loop.fileSystem.status(of: directory) { results.append($0) }
+        while results.values.isEmpty { uv_run(native, UV_RUN_ONCE) }
         try loop.fileSystem.status(of: "\(directory)/missing") { results.append($0) }
         while results.values.count < 2 { uv_run(native, UV_RUN_ONCE) }
         XCTAssertEqual(try results.values[0].get().type, .directory)
