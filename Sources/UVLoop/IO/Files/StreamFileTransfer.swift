@@ -3,9 +3,9 @@
 /// chunks and writing them (for a destination that cannot take `sendfile`, and for
 /// `write(contentsOf:)`).
 ///
-/// - Order: the transfer starts once the writes queued before it have gone (a zero-length write
-///   is their barrier), and writes, shutdowns and transfers asked for meanwhile wait in `held`,
-///   started in order when it ends.
+/// - Order: the transfer starts once the writes queued before it have gone (the connection tells
+///   it when its queue drains), and writes, shutdowns and transfers asked for meanwhile wait in
+///   `held`, started in order when it ends.
 /// - Backpressure: one `sendfile` call or one chunk is in flight at a time. A `sendfile` that
 ///   finds the socket's buffer full (`EAGAIN`) waits for the socket to become writable, polled
 ///   on a duplicate of its descriptor, so a slow peer costs neither memory nor a spinning loop;
@@ -63,13 +63,20 @@ final class StreamFileTransfer {
         begin()
     }
 
+    /// Whether the transfer waits for the writes queued before it to leave.
+    private var waitsForQueuedWrites = false
+
     /// Becomes the connection's running transfer, after the writes queued before it.
     private func begin() {
         stream.fileTransfer = self
-        guard stream.queuedWriteBytes > 0 else { return next() }
-        ownWrite(UnsafeRawBufferPointer(start: nil, count: 0)) { [self] error in
-            if let error { finish(.failure(error)) } else { next() }
-        }
+        if stream.queuedWriteBytes > 0 { waitsForQueuedWrites = true } else { next() }
+    }
+
+    /// The connection's write queue is empty (told by the connection).
+    func writeQueueDidDrain() {
+        guard waitsForQueuedWrites else { return }
+        waitsForQueuedWrites = false
+        next()
     }
 
     private func next() {
@@ -220,7 +227,9 @@ final class StreamFileTransfer {
         stopWatching()
         buffer = nil
         if stream.fileTransfer === self { stream.fileTransfer = nil }
-        completion(result)
+        // After what waited behind the transfer has been started: a write or transfer the
+        // completion makes comes after those.
+        defer { completion(result) }
         // What waited behind the transfer, in order, until the next transfer takes over.
         var rest = held
         held = []

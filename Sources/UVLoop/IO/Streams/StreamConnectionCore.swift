@@ -315,6 +315,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             if let handler = writableHandler, let connection { handler(connection) }
         }
         if queuedWriteBytes == 0, flushingClose != nil { finishFlushingClose() }
+        if queuedWriteBytes == 0, let fileTransfer { fileTransfer.writeQueueDidDrain() }
     }
 
     /// The async face's write: queued like any write; the call returns at once while the queue

@@ -86,6 +86,35 @@ final class StreamFileTransferTests: XCTestCase {
 
     func testWritingAFilesContentsKeepsTheConnectionsOrder() throws { try transferKeepsOrder(copying: true) }
 
+    func testATransferWaitsForQueuedWritesAndOneStartedInTheCompletionComesAfterTheHeldOnes() throws {
+        for copying in [false, true] {
+            let loop = try Loop()
+            let (client, server, _) = try connectedPair(on: loop)
+            shrinkBuffers(client, server)
+            let (file, body) = try makeFile(loop, size: 300_000)
+            // More than the kernel takes: most of it waits in the write queue.
+            let queued = [UInt8](repeating: 0xAB, count: 1 << 20)
+            try server.write(queued)
+            XCTAssertGreaterThan(server.queuedWriteBytes, 0)
+            var order: [String] = []
+            let transferDone: (Result<Int64, LoopError>) -> Void = { result in
+                order.append("file \((try? result.get()) ?? -1)")
+                try? server.write(Array("AFTER".utf8)) { _ in order.append("after") }
+            }
+            if copying { try server.write(contentsOf: file, count: 1000, transferDone) } else { try server.sendFile(file, count: 1000, transferDone) }
+            try server.write(Array("HELD".utf8)) { _ in order.append("held") }
+            let collector = Collector()
+            try collector.start(client)
+            loop.turn(until: { collector.bytes.count == queued.count + 1000 + 9 })
+            let expected = queued + Array(body.prefix(1000)) + Array("HELDAFTER".utf8)
+            let firstDifference = zip(collector.bytes, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            XCTAssertNil(firstDifference, "in order (copying: \(copying), \(collector.bytes.count) bytes, tail \(collector.bytes.suffix(12)))")
+            loop.turn(until: { order.count == 3 })
+            XCTAssertEqual(order, ["file 1000", "held", "after"])
+            loop.shutdown()
+        }
+    }
+
     func testASlowPeerHoldsTheTransferWithoutMemoryOrABusyLoop() throws {
         for copying in [false, true] {
             let loop = try Loop()
