@@ -218,6 +218,26 @@ final class StreamFileTransferTests: XCTestCase {
         XCTAssertEqual(second.map { $0.map { _ in 0 } }, .failure(.shutDown))
     }
 
+    func testClosingTheFileEndsATransferAtItsNextStep() throws {
+        let loop = try Loop()
+        defer { loop.shutdown() }
+        let (client, server, _) = try connectedPair(on: loop)
+        shrinkBuffers(client, server)
+        let (file, _) = try makeFile(loop, size: 2 << 20)
+        var result: Result<Int64, LoopError>?
+        try server.sendFile(file) { result = $0 }
+        loop.turn(until: { server.box.value.fileTransfer?.isWaitingForWritability == true })
+        file.close()
+        let collector = Collector()
+        try collector.start(client)
+        loop.turn(until: { result != nil })
+        XCTAssertEqual(result.map { $0.map { _ in 0 } }, .failure(.fileClosed))
+        loop.turn(until: { !file.box.value.isDescriptorOpen })
+        // The connection goes on: a write after the transfer arrives.
+        try server.write(Array("END".utf8))
+        loop.turn(until: { collector.bytes.suffix(3) == Array("END".utf8) })
+    }
+
     func testTheAsyncFacesSendAndWrite() async throws {
         let thread = try Loop.startThread()
         let loop = thread.loop
@@ -236,6 +256,11 @@ final class StreamFileTransferTests: XCTestCase {
         XCTAssertEqual(String(decoding: received, as: UTF8.self), "<html></html>html")
         try await file.close()
     }
+}
+
+extension LoopFileCore {
+    /// Whether the descriptor is still open.
+    var isDescriptorOpen: Bool { !descriptorClosed }
 }
 
 extension StreamConnectionCore {
