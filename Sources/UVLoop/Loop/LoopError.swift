@@ -59,7 +59,7 @@ public enum LoopError: Error, Sendable, Equatable, CustomStringConvertible {
     /// system's error `code` (a negative `errno`-style value such as `UV_ENOENT`). `path` is empty
     /// for an operation on an open file whose path is not known.
     case fileSystem(operation: String, path: String, code: Int32)
-    /// The file was closed with ``LoopFile/close()->()`` before this call, or while the operation
+    /// The file was closed with `close()` before this call, or while the operation
     /// waited to start.
     case fileClosed
     /// The file at `path` holds more than `limit` bytes, the most that

@@ -97,3 +97,11 @@ final class LoopHolder: Sendable {
     func release() { loop.withLock { $0 = nil } }
 }
 
+
+/// A file of `loop` open for reading, for the open-file cases.
+func openForMisuse(on loop: Loop) throws -> LoopFile {
+    var opened: LoopFile?
+    try loop.fileSystem.open("/proc/self/status") { opened = try? $0.get() }
+    while opened == nil { try loop.runOnce() }
+    return opened!
+}

@@ -336,6 +336,19 @@ let cases: [String: () throws -> Void] = [
         let loop = try Loop()
         try loop.advanceClockWithoutRunning(by: .seconds(1))
     },
+    // Open files.
+    "file-status-off-thread": {
+        let loop = try Loop()
+        let file = try openForMisuse(on: loop)
+        onAnotherThread { try? file.status { _ in } }
+    },
+    "file-buffer-in-flight": {
+        let loop = try Loop()
+        let file = try openForMisuse(on: loop)
+        let buffer = try FileBuffer(capacity: 4)
+        try file.read(into: buffer, at: 0) { _ in }
+        _ = buffer.bytes
+    },
 ]
 
 let arguments = CommandLine.arguments.dropFirst()

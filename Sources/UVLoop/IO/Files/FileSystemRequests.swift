@@ -39,7 +39,8 @@ final class FileSystemRequests {
     var inFlightCount: Int { inFlight.count }
 
     /// Starts one request: takes a request from the pool, prepares it for `operation` on `path`,
-    /// and calls `start` (one of the request's starters).
+    /// and calls `start` (one of the request's starters). `owner`, if given, is told when the
+    /// request finishes, before `completion` runs (see `FileSystemRequestOwner`).
     /// - Returns: the request's ticket, for ``cancel(ticket:)``.
     /// - Throws: the loop's refusal when it is ending; the operation's error when libuv refuses it
     ///   at once (the completion does not run then).

@@ -14,7 +14,7 @@ extension LoopFile {
     ///     moves it (`read`).
     ///   - completion: gets the number of bytes read, or the error.
     /// - Throws: ``LoopError/invalidArgument(_:)`` for a negative offset or a count outside
-    ///   `0...buffer.capacity`; ``LoopError/fileClosed`` after ``close()``; the loop's refusal
+    ///   `0...buffer.capacity`; ``LoopError/fileClosed`` after `close()`; the loop's refusal
     ///   once it is ending. `completion` does not run then.
     public func read(
         into buffer: FileBuffer, count: Int? = nil, at offset: Int64? = nil,
@@ -50,7 +50,7 @@ extension LoopFile {
     /// Flushes the file's data and metadata to the disk (`fsync`), and calls `completion` on
     /// the loop's thread once the disk has them. Loop thread only.
     /// - Parameter completion: gets success, or the error.
-    /// - Throws: ``LoopError/fileClosed`` after ``close()``; the loop's refusal once it is ending.
+    /// - Throws: ``LoopError/fileClosed`` after `close()`; the loop's refusal once it is ending.
     public func sync(_ completion: @escaping (Result<Void, LoopError>) -> Void) throws(LoopError) {
         try core("LoopFile.sync(_:)").start("fsync", completion: .count { completion($0.map { _ in }) }) {
             $0.startSync(descriptor: $1, dataOnly: false)

@@ -18,7 +18,7 @@
 /// completed. In ``OpenOptions/append`` mode every write goes to the end of the file.
 ///
 /// ## Closing
-/// A file stays open until ``close()``, even when nothing refers to it any more, or until its
+/// A file stays open until `close()`, even when nothing refers to it any more, or until its
 /// loop shuts down or is detached, which close every open file. `close()` refuses new
 /// operations at once (they throw ``LoopError/fileClosed``) and closes the descriptor once the
 /// operations in flight have completed. After the loop's ending, operations throw the loop's
@@ -53,7 +53,7 @@ public final class LoopFile: Sendable {
         _ = loop.onLoopThread { box.value.close() }
     }
 
-    /// Closes the file (see ``close()->()``) and waits until its descriptor is closed. Callable
+    /// Closes the file (see `close()`) and waits until its descriptor is closed. Callable
     /// from any task; idempotent. Cancelling the task does not end the wait, which lasts as long
     /// as the operations in flight.
     /// - Throws: ``LoopError/fileSystem(operation:path:code:)`` when the system's `close`
@@ -68,7 +68,7 @@ public final class LoopFile: Sendable {
         if let error { throw error }
     }
 
-    /// Whether the file takes operations: false once ``close()`` was called, or the loop closed
+    /// Whether the file takes operations: false once `close()` was called, or the loop closed
     /// it. Loop thread only.
     public var isOpen: Bool { core("LoopFile.isOpen").closeReason == nil }
 }

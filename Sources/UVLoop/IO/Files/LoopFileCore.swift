@@ -87,6 +87,15 @@ final class LoopFileCore {
         }
     }
 
+    /// Counts a use of the descriptor outside the loop's requests (a `sendfile` on the thread
+    /// pool) as an operation in flight, so that the descriptor stays open until it is done.
+    func beginOutsideUse() { inFlight += 1 }
+
+    func endOutsideUse() {
+        inFlight -= 1
+        if inFlight == 0, closeReason != nil { startClose() }
+    }
+
     // MARK: closing
 
     /// Refuses new operations and closes the descriptor once none is in flight; `waiter`, if

@@ -2,7 +2,7 @@ extension LoopFileSystem {
     /// Opens the file at `path` and calls `completion` on the loop's thread with the open
     /// ``LoopFile``. Loop thread only.
     ///
-    /// The file stays open until ``LoopFile/close()`` or the loop's ending.
+    /// The file stays open until `close()` or the loop's ending.
     /// - Parameters:
     ///   - path: the file to open.
     ///   - mode: reading, writing, or both.

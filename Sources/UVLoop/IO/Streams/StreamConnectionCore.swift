@@ -60,6 +60,9 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     var pendingFlushCompletions: (CompletionList, Bool)?
     /// The listener that accepted this connection, which drains it.
     weak var acceptingListener: StreamListenerCore?
+    /// The file being sent into the connection (`StreamFileTransfer`): writes and a shutdown
+    /// made meanwhile wait behind it, in order.
+    var fileTransfer: StreamFileTransfer?
 
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32? = nil) throws(LoopError) {
@@ -92,6 +95,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     /// Fails whatever waits and forgets the writability handler. Calls no user code (the loop's
     /// ending requires it).
     override func didClose(reason: LoopError) {
+        fileTransfer?.connectionIsClosing()
         isReading = false
         closedForFlowControl()
         writableHandler = nil
@@ -101,6 +105,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     func streamDidClose() {
         // Completions of writes the kernel took: they succeeded.
         runFinishedCompletions()
+        fileTransfer?.connectionDidClose()
         if let reason = closeReason, reason != .streamClosed, readMode == .callback, readEnd == nil,
            let handler = readHandler, let connection {
             readEnd = .failed(reason)
@@ -189,6 +194,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     func write(_ bytes: UnsafeRawBufferPointer, completion: ((LoopError?) -> Void)?) throws(LoopError) {
         if let reason = closeReason { throw reason }
         if writesShutDown { throw .writesShutDown }
+        if let fileTransfer { return fileTransfer.hold(bytes, completion) }
         switch handle.write(bytes, tryFirst: queuedWriteBytes == 0, completion: completion) {
         case .written:
             if let completion { addFinishedCompletion(completion) }
@@ -243,12 +249,14 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             if let handler = writableHandler, let connection { handler(connection) }
         }
         if queuedWriteBytes == 0, flushingClose != nil { finishFlushingClose() }
+        if queuedWriteBytes == 0, let fileTransfer { fileTransfer.writeQueueDidDrain() }
     }
 
     /// Half-closes: shuts the writing side down once the queued writes are done.
     func shutdownWrites(_ completion: ((LoopError?) -> Void)?) throws(LoopError) {
         if let reason = closeReason { throw reason }
         if writesShutDown { throw .writesShutDown }
+        if let fileTransfer { return fileTransfer.holdShutdown(completion) }
         let status = handle.shutdownWrites { [self] status in
             guard let completion else { return }
             if status == 0 { return completion(nil) }

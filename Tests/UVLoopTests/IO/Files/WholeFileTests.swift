@@ -118,4 +118,26 @@ final class WholeFileTests: XCTestCase {
             XCTAssertEqual(error, .invalidArgument("path must name a file, not a directory (got \"\(directory)/\")"))
         }
     }
+
+    func testTheCallbackFacesWriteAndReadOnTheLoopsThread() throws {
+        let loop = try Loop()
+        defer { loop.shutdown() }
+        let path = "\(directory)/callbacks"
+        var written: Result<Void, LoopError>?
+        try loop.fileSystem.writeFile(at: path, contents: Array(repeating: 9, count: 100_000)) { written = $0 }
+        loop.turn(until: { written != nil })
+        XCTAssertNoThrow(try written?.get())
+        var read: Result<[UInt8], LoopError>?
+        try loop.fileSystem.readFile(at: path, limit: 100_000) { read = $0 }
+        loop.turn(until: { read != nil })
+        XCTAssertEqual(try read?.get(), Array(repeating: 9, count: 100_000))
+        var refused: Result<[UInt8], LoopError>?
+        try loop.fileSystem.readFile(at: path, limit: 99_999) { refused = $0 }
+        loop.turn(until: { refused != nil })
+        XCTAssertEqual(refused.map { $0.map(\.count) }, .failure(.fileTooLarge(path: path, limit: 99_999)))
+        XCTAssertThrowsError(try loop.fileSystem.readFile(at: path, limit: -1) { _ in XCTFail("refused") })
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory), ["callbacks"])
+        loop.turn(until: { loop.engine.ioHandles.count == 0 })  // every file's close done
+    }
+
 }

@@ -2,7 +2,7 @@
 /// face: a read fills it and a write sends what it holds, without an allocation per call.
 ///
 /// Make one per reader (its size is the most one read can bring), and hand it to
-/// ``LoopFile/read(into:at:_:)`` again and again; read what arrived with ``withUnsafeBytes(_:)``
+/// ``LoopFile/read(into:count:at:_:)`` again and again; read what arrived with ``withUnsafeBytes(_:)``
 /// or ``bytes`` in the completion. While a read or write is in flight the buffer is the
 /// operation's: touching it then stops the program with a message saying so. Loop thread only
 /// (the type is not `Sendable`): make it where the file's callbacks run.
