@@ -138,6 +138,7 @@ let targets: [Target] = [
     faster("processes", "process_spawn_wait", standard.spawnN, "subprocess", 1.5, "... and >= 1.5x faster than swift-subprocess"),
     faster("files", "file_read_sequential", standard.fileReadChunks, "libuv_c", 0.8, "read 256 MiB in 64 KiB chunks (page cache warm): >= 0.8x the speed of uv_fs_read in C"),
     faster("files", "file_read_sequential", standard.fileReadChunks, "nio_fs", 1.5, "... and >= 1.5x faster than NIOFileSystem"),
+    allocsAtMost("files", "file_read_sequential", standard.fileReadChunks, 0.05, "... no allocation per read into a reused FileBuffer (the callback face)"),
     faster("files", "file_stat_small", standard.fileStatN, "libuv_c", 0.8, "stat 10,000 files one by one: >= 0.8x the speed of uv_fs_stat in C"),
     faster("files", "file_stat_small", standard.fileStatN, "nio_fs", 1.5, "... and >= 1.5x faster than NIOFileSystem"),
     faster("loop groups", "group_scaling", groupUnits, "uvloop_1loop", 1.7,

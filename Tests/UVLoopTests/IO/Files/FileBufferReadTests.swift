@@ -69,6 +69,18 @@ final class FileBufferReadTests: XCTestCase {
     /// Counted with a `malloc` counter preloaded into a child run of the test below (see
     /// `MallocCount`): every allocation, Swift's and libuv's.
     func testAReadIntoACallersBufferAllocatesNothing() throws {
+        #if DEBUG
+        // Unoptimized, every `_read`/`_modify` accessor of the loop's per-turn state allocates
+        // its coroutine frame with malloc (2 per access in a 20-line check), so a debug build
+        // counts the accessors, not the reads. The release benchmark `file_read_sequential`
+        // counts the reads' allocations against its "no allocation per read" target.
+        throw XCTSkip("allocations are counted in optimized builds (swift test -c release), and by the file_read_sequential benchmark")
+        #else
+        try countReadAllocations()
+        #endif
+    }
+
+    private func countReadAllocations() throws {
         if let reason = MallocCount.unavailableReason { throw XCTSkip("cannot count allocations: \(reason)") }
         guard MallocCount.reportPath == nil else { return }
         let allocations = try MallocCount.allocations(inTest: "FileBufferReadTests/testChainedReadsMeasuredInAChild")
