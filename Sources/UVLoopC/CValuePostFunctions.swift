@@ -27,6 +27,7 @@ private func postValue(
     guard let l, let fn else { return UVLOOP_EINVAL }
     // Unmanaged: C's reference keeps the CLoop alive for the call (as in uvloop_post).
     return Unmanaged<CLoop>.fromOpaque(UnsafeRawPointer(l))._withUnsafeGuaranteedRef { cLoop in
+        cLoop.loop.preconditionNotStaleAfterFork(wait ? "uvloop_post_value" : "uvloop_try_post_value")
         do throws(LoopError) {
             let callback = CValueCallback(function: fn, context: ctx, value: value)
             return try cLoop.postValue(callback, wait: wait) ? 0 : Int32(UV_EAGAIN.rawValue)

@@ -23,13 +23,18 @@ final class LoopIOHandles {
     lazy var datagramReceiveBuffer = DatagramReceiveBuffer()
     /// The loop's file-system requests, once it has made one (`LoopEngine.fileSystemRequests`).
     var fileSystemRequests: FileSystemRequests?
-    /// Name lookups whose answer has not come back from libuv's thread pool.
-    var nameLookupsInFlight = 0
+    /// Name lookups and file transfers (`sendfile`) whose answer has not come back from libuv's
+    /// thread pool.
+    private(set) var otherPoolRequestsInFlight = 0
 
     /// Requests on libuv's thread pool that UVLoop made and that always complete: file-system
-    /// operations and name lookups (not the user's own thread-pool jobs, which may wait for
+    /// operations, name lookups and file transfers (not the user's own thread-pool jobs, which may wait for
     /// anything).
-    var poolRequestsInFlight: Int { (fileSystemRequests?.inFlightCount ?? 0) + nameLookupsInFlight }
+    var poolRequestsInFlight: Int { (fileSystemRequests?.inFlightCount ?? 0) + otherPoolRequestsInFlight }
+
+    /// Counts `count` requests of a name lookup or a file transfer onto libuv's thread pool (a
+    /// negative count when they come back).
+    func poolRequestsStarted(_ count: Int) { otherPoolRequestsInFlight += count }
 
     /// The number of open handles.
     var count: Int { open.count }

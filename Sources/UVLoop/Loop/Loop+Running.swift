@@ -43,8 +43,10 @@ extension Loop {
     ///   socket or other handle, and stops after a step in which none ran and nothing was ready,
     ///   since what one step writes to a socket of this loop is read in the next (a descriptor
     ///   watch's readiness does not count: it repeats for as long as the descriptor stays ready);
-    /// - it waits for file-system operations and name lookups in flight on libuv's thread pool,
-    ///   which always complete (a blocked disk or a slow DNS server makes it wait that long);
+    /// - it waits for file-system operations, file transfers and name lookups in flight on
+    ///   libuv's thread pool (a blocked disk or a slow DNS server makes it wait that long, and an
+    ///   open or read of a named pipe or terminal waits until the other end acts: don't step a
+    ///   loop with one of those pending);
     /// - it does not wait for anything else outside the process: a peer in another process or
     ///   thread, a connect to another host, a child's exit, or thread-pool work of your own.
     ///   Wait for those with their own completion, then call it again.

@@ -9,6 +9,11 @@ extension LoopFileSystem {
     /// `completion` on the loop's thread with the number of entries removed. A symbolic link is
     /// removed, never followed. Loop thread only.
     ///
+    /// Each entry's type is read when its directory is listed, and a directory is listed again
+    /// by its path when its turn comes: someone who can write inside the tree and replaces a
+    /// subdirectory with a symbolic link in between makes the removal continue where the link
+    /// points. Remove trees that others cannot write to, as with `rm -r`.
+    ///
     /// Entries that disappear while the tree is removed (removed by someone else) are passed
     /// over. A directory's files and links are removed a few at a time (up to 4 requests at once),
     /// then its subdirectories one after another, then the directory itself; its listing is read

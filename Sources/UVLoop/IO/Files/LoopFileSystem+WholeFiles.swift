@@ -42,8 +42,11 @@ extension LoopFileSystem {
     /// Readers, and the disk after a crash or power loss, see the old contents or the new ones,
     /// never a part. The bytes go to a new temporary file in the same directory
     /// (`.NAME.RANDOM.tmp`), which is flushed to the disk (`fsync`), closed, and renamed over
-    /// `path`; then the directory is flushed, so that the rename itself survives a crash. On
-    /// failure the temporary file is removed and `path` is unchanged. The new file has
+    /// `path`; then the directory is flushed, so that the rename itself survives a crash. On a
+    /// failure before the rename the temporary file is removed and `path` is unchanged. A
+    /// failure after it (opening or flushing the directory: a directory that cannot be read, or
+    /// the loop's ending) is reported too, naming that step, and then `path` already holds the
+    /// new contents, which a crash may still undo. The new file has
     /// `permissions` (less the umask), not those of the file it replaces; a symbolic link at
     /// `path` is replaced, not followed.
     /// - Parameters:

@@ -89,13 +89,21 @@ final class StreamFileTransfer {
     // MARK: sendfile
 
     private func sendChunk() {
+        // The job sends through a duplicate of the socket that it owns until it finishes: the
+        // connection may close (and its descriptor's number be reused) while the job waits for or
+        // runs on a pool thread. A close shuts the socket down, so the duplicate sends nothing more.
+        let output = TransferDescriptors.duplicate(stream.socketDescriptor)
+        guard output >= 0 else { return finish(.failure(.libuv(TransferDescriptors.lastError, "fcntl(F_DUPFD_CLOEXEC)"))) }
         let job = SendFileJob(
-            input: file.descriptor, output: stream.socketDescriptor, offset: offset,
+            input: file.descriptor, output: output, offset: offset,
             count: Int(min(remaining, Int64(Self.sendfileLimit))), transfer: box)
         file.beginOutsideUse()
+        stream.loop.engine.ioHandles.poolRequestsStarted(1)
         do throws(LoopError) {
             try stream.loop.queueWork(job)
         } catch {
+            stream.loop.engine.ioHandles.poolRequestsStarted(-1)
+            TransferDescriptors.close(output)
             file.endOutsideUse()
             finish(.failure(error))
         }
@@ -104,6 +112,7 @@ final class StreamFileTransfer {
     /// The `sendfile` call's result: a count, a negative `errno`, or nil when the loop's ending
     /// withdrew it.
     func sendDidFinish(_ result: Int?) {
+        stream.loop.engine.ioHandles.poolRequestsStarted(-1)
         file.endOutsideUse()
         guard let result else { return finish(.failure(stream.loop.lifecycle.refusal)) }
         if let reason = stream.closeReason { return finish(.failure(reason)) }
@@ -229,10 +238,15 @@ final class StreamFileTransfer {
         if stream.fileTransfer === self { stream.fileTransfer = nil }
         // After what waited behind the transfer has been started: a write or transfer the
         // completion makes comes after those.
-        defer { completion(result) }
-        // What waited behind the transfer, in order, until the next transfer takes over.
+        defer {
+            if stream.isOpen { stream.pendingWritesShrank(failure: nil) }
+            completion(result)
+        }
+        // What waited behind the transfer, in order, until the next transfer takes over. The held
+        // bytes are queued for real now (or held again by that transfer).
         var rest = held
         held = []
+        stream.heldWriteBytes = 0
         while !rest.isEmpty {
             switch rest.removeFirst() {
             case .bytes(let bytes, let completion):
@@ -244,6 +258,10 @@ final class StreamFileTransfer {
                 do throws(LoopError) { try stream.shutdownWrites(completion) } catch { completion?(error) }
             case .transfer(let transfer):
                 transfer.held = rest
+                stream.heldWriteBytes = rest.reduce(0) { total, held in
+                    if case .bytes(let bytes, _) = held { return total + bytes.count }
+                    return total
+                }
                 do throws(LoopError) {
                     try transfer.start()
                 } catch {

@@ -32,7 +32,7 @@ extension Loop {
         let lookup = NameLookup(loop: self, core: core)
         let ioHandles = engine.ioHandles
         let started = AddressLookupRequest.start(on: native, host: host, port: port) { result in
-            ioHandles.nameLookupsInFlight -= 1
+            ioHandles.poolRequestsStarted(-1)
             if let reason = core.closeReason { return lookup.finish(.failure(reason)) }
             switch result {
             case .success(let addresses) where !addresses.isEmpty: lookup.finish(.success(addresses))
@@ -42,7 +42,7 @@ extension Loop {
         }
         switch started {
         case .success(let request):
-            ioHandles.nameLookupsInFlight += 1
+            ioHandles.poolRequestsStarted(1)
             core.open(request, keepsOwnerLoopAlive: true)
         case .failure(let error): throw error
         }

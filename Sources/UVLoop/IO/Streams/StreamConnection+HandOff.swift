@@ -28,14 +28,20 @@ extension StreamConnection {
     /// - Returns: the descriptor, open and yours.
     /// - Throws: ``LoopError/streamClosed`` (or the loop's ``LoopError/shutDown``,
     ///   ``LoopError/detached``) when the connection is closed or closing;
-    ///   ``LoopError/invalidArgument(_:)`` while writes are queued, chunks wait in ``reads``, or
-    ///   the connection is piped (``pipe(to:endingDestination:_:)``);
+    ///   ``LoopError/invalidArgument(_:)`` while writes are queued (those of the async face
+    ///   included), a file is being sent, chunks wait in ``reads``, or the connection is piped
+    ///   (``pipe(to:endingDestination:_:)``);
     ///   ``LoopError/libuv(function:code:)`` when no descriptor can be made (`UV_EMFILE`). The
     ///   connection stays open when this throws.
     public func takeDescriptor() throws(LoopError) -> Int32 {
         let core = core("StreamConnection.takeDescriptor()")
         if let reason = core.closeReason { throw reason }
         if core.flushingClose != nil { throw .streamClosed }
+        // What tasks wrote through the async face is queued first, so that it counts below.
+        core.flushAsyncWrites()
+        guard core.fileTransfer == nil else {
+            throw .invalidArgument("a file is being sent on this connection (sendFile or write(contentsOf:)); take its descriptor from the transfer's completion")
+        }
         guard core.queuedWriteBytes == 0 else {
             throw .invalidArgument(
                 "\(core.queuedWriteBytes) bytes are still queued for writing on this connection; take its descriptor once writeQueueStatus() reports none queued, or from the last write's completion")

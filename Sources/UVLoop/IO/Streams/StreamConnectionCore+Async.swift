@@ -45,6 +45,6 @@ extension StreamConnectionCore {
         }
         taken.removeAll(keepingCapacity: true)
         swap(&taken, &asyncOutgoing)
-        asyncState.flushed(byteCount: byteCount, queuedBytes: queuedWriteBytes, failure: failure)
+        asyncState.flushed(byteCount: byteCount, queuedBytes: pendingWriteBytes, failure: failure)
     }
 }

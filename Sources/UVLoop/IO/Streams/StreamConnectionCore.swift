@@ -23,6 +23,11 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
 
     // Writing.
     private(set) var queuedWriteBytes = 0
+    /// Bytes written while a file transfer runs, held until it ends (`StreamFileTransfer`): they
+    /// count toward the water marks as queued bytes do, so that a producer sees backpressure.
+    var heldWriteBytes = 0
+    /// What counts against the water marks: the write queue and the bytes held behind a transfer.
+    var pendingWriteBytes: Int { queuedWriteBytes + heldWriteBytes }
     var lowWaterMark = 32 * 1024
     var highWaterMark = 64 * 1024
     private(set) var isWritable = true
@@ -194,13 +199,18 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     func write(_ bytes: UnsafeRawBufferPointer, completion: ((LoopError?) -> Void)?) throws(LoopError) {
         if let reason = closeReason { throw reason }
         if writesShutDown { throw .writesShutDown }
-        if let fileTransfer { return fileTransfer.hold(bytes, completion) }
+        if let fileTransfer {
+            fileTransfer.hold(bytes, completion)
+            heldWriteBytes += bytes.count
+            if isWritable, pendingWriteBytes > highWaterMark { isWritable = false }
+            return
+        }
         switch handle.write(bytes, tryFirst: queuedWriteBytes == 0, completion: completion) {
         case .written:
             if let completion { addFinishedCompletion(completion) }
         case .queued(let count):
             queuedWriteBytes += count
-            if isWritable, queuedWriteBytes > highWaterMark { isWritable = false }
+            if isWritable, pendingWriteBytes > highWaterMark { isWritable = false }
             if !isWritable, isDeliveringReads { answersAreBackedUp() }
         case .failed(let status):
             throw .libuv(status, "uv_write")
@@ -242,14 +252,21 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             incomingPipe?.finish(error)
         }
         // The async face's writers wait on the queue's size, and hear of a failed write.
-        if usesAsyncWrites { asyncState.queueChanged(queuedBytes: queuedWriteBytes, failure: unreported) }
-        if !isWritable, queuedWriteBytes <= lowWaterMark, closeReason == nil {
+        pendingWritesShrank(failure: unreported)
+        if queuedWriteBytes == 0, flushingClose != nil { finishFlushingClose() }
+        if queuedWriteBytes == 0, let fileTransfer { fileTransfer.writeQueueDidDrain() }
+    }
+
+    /// The bytes counted against the water marks went down (a write finished, or what a file
+    /// transfer held was queued): tells the async face's writers, and becomes writable again at
+    /// the low-water mark. `failure` is a write's error that no completion heard of.
+    func pendingWritesShrank(failure: LoopError?) {
+        if usesAsyncWrites { asyncState.queueChanged(queuedBytes: pendingWriteBytes, failure: failure) }
+        if !isWritable, pendingWriteBytes <= lowWaterMark, closeReason == nil {
             isWritable = true
             didBecomeWritable()
             if let handler = writableHandler, let connection { handler(connection) }
         }
-        if queuedWriteBytes == 0, flushingClose != nil { finishFlushingClose() }
-        if queuedWriteBytes == 0, let fileTransfer { fileTransfer.writeQueueDidDrain() }
     }
 
     /// Half-closes: shuts the writing side down once the queued writes are done.
@@ -274,6 +291,6 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         lowWaterMark = low
         highWaterMark = high
         asyncState.setWaterMarks(low: low, high: high)
-        if isWritable, queuedWriteBytes > high { isWritable = false }
+        if isWritable, pendingWriteBytes > high { isWritable = false }
     }
 }

@@ -147,6 +147,38 @@ final class StreamFileTransferTests: XCTestCase {
         }
     }
 
+    func testWritesHeldBehindAWaitingTransferCountAgainstTheWaterMarks() throws {
+        let loop = try Loop()
+        let (client, server, _) = try connectedPair(on: loop)
+        shrinkBuffers(client, server)
+        let (file, body) = try makeFile(loop, size: 2 << 20)
+        try server.setWriteWaterMarks(low: 1_024, high: 64 * 1_024)
+        var result: Result<Int64, LoopError>?
+        try server.sendFile(file) { result = $0 }
+        let core = server.box.value
+        loop.turn(until: { core.fileTransfer?.isWaitingForWritability == true })
+        // A producer that writes behind the waiting transfer sees backpressure.
+        XCTAssertTrue(server.isWritable)
+        let chunk = [UInt8](repeating: 9, count: 16 * 1_024)
+        var written = 0
+        while server.isWritable && written < 1 << 20 {
+            try server.write(chunk)
+            written += chunk.count
+        }
+        XCTAssertFalse(server.isWritable, "held bytes count toward the high-water mark")
+        XCTAssertLessThanOrEqual(written, 64 * 1_024 + chunk.count)
+        var becameWritable = false
+        server.setWritableHandler { _ in becameWritable = true }
+        let collector = Collector()
+        try collector.start(client)
+        loop.turn(until: { result != nil && becameWritable })
+        XCTAssertEqual(try result?.get(), Int64(body.count))
+        loop.turn(until: { collector.bytes.count == body.count + written })
+        XCTAssertTrue(collector.bytes.prefix(body.count).elementsEqual(body))
+        file.close()
+        loop.shutdown()
+    }
+
     func testAFileShorterThanTheRangeSendsWhatItHas() throws {
         let loop = try Loop()
         defer { loop.shutdown() }

@@ -10,6 +10,7 @@ import Glibc
 /// `poll` while the peer is slow.
 final class SendFileJob: ThreadPoolJob {
     let input: Int32
+    /// A duplicate of the stream's socket that the job owns, closed when it finishes.
     let output: Int32
     let offset: Int64
     let count: Int
@@ -36,6 +37,8 @@ final class SendFileJob: ThreadPoolJob {
     }
 
     func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
+        // `output` is the job's own duplicate of the socket (see `StreamFileTransfer.sendChunk`).
+        TransferDescriptors.close(output)
         transfer.value.sendDidFinish(cancelled ? nil : work.takeResult(Int.self))
     }
 }
