@@ -45,8 +45,13 @@ extension LoopThread {
         let loop = loop
         try await onLoop { loop.preconditionManualClock("LoopThread.advanceTime(to:)") }
         try await runUntilIdle()
-        while let next = try await onLoop({ loop.earliestTimerDeadline }), next <= deadline {
-            try await onLoop { loop.setManualTime(next) }
+        // The earliest deadline is read and the clock set to it in one hop, so that a timer
+        // scheduled from another thread in between cannot be passed over.
+        while try await onLoop({ () -> Bool in
+            guard let next = loop.earliestTimerDeadline, next <= deadline else { return false }
+            loop.setManualTime(next)
+            return true
+        }) {
             try await runUntilIdle()
         }
         try await onLoop { loop.setManualTime(deadline) }
