@@ -83,6 +83,7 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "nio", make: NIOSide.postOnLoop(n: postN, batch: batch)),
         ImplSpec(impl: "dispatch", make: DispatchSide.postOnLoop(n: postN, batch: batch)),
         ImplSpec(impl: "libuv_c", make: CSide.postOnLoop(n: postN, batch: batch)),
+        ImplSpec(impl: "swift_floor", make: ClosureFloor.postOnLoop(n: postN, batch: batch)),
     ]))
     cases.append(BenchCase(workload: "post_next_iteration", n: postN, unit: "ns/op", impls: [
         ImplSpec(impl: "uvloop", make: UVLoopSide.postNextIteration(n: postN, batch: batch)),

@@ -24,10 +24,17 @@ extension LoopEngine {
 
     /// Queues a job from the loop's own thread (the caller checked that the loop accepts work).
     /// The idle handle makes the next poll non-blocking so that the job runs this turn or the next.
+    ///
+    /// Inside one of the loop's callbacks the handle is left to the callback's end
+    /// (`afterCallback`, which starts it for the jobs queued, `hasOwnOrBatchedJobs`): a burst of
+    /// posts from a callback then costs one look at the handle, not one per post. Outside any
+    /// (a loop-thread post before the loop runs, or from an owner's own libuv callback on an
+    /// attached loop) it is started here. An open loop's handles are not closed, so the
+    /// `handlesClosed` check of `startIdle` is not needed either.
     @inline(__always)
     func appendOwn(_ job: consuming Job) {
         ownJobs.value.append(job)
-        startIdle()
+        if !isInCallback { startIdle() }
     }
 
     /// `appendOwn`, moving the job out of `job` (see `Job.take`).
@@ -64,8 +71,12 @@ extension LoopEngine {
                 remaining -= 1
                 run(job)
             } else if ownJobs.value.hasSnapshotJobs {
-                remaining -= 1
-                run(ownJobs.value.takeFromSnapshot())
+                // The loop thread's own jobs, one after another until the snapshot or the budget
+                // ends: the batch from other threads is used up and cannot grow meanwhile.
+                repeat {
+                    remaining -= 1
+                    run(ownJobs.value.takeFromSnapshot())
+                } while remaining > 0 && ownJobs.value.hasSnapshotJobs
             } else {
                 if tookSnapshot { break }
                 jobs.removeAll(keepingCapacity: true)
@@ -101,11 +112,16 @@ extension LoopEngine {
     }
 
 
-    /// Queues `job` (a `.run`) for the next iteration's check phase.
+    /// Queues `job` (a `.run`) for the next iteration's check phase. Inside one of the loop's
+    /// callbacks the check and idle handles are left to the callback's end, as for `appendOwn`
+    /// (`updateHandles` starts both while `nextIteration` has jobs).
+    @inline(__always)
     func appendNextIteration(_ job: consuming Job) {
         nextIteration.append(job)
-        if !check.isActive { check.start() }
-        startIdle()
+        if !isInCallback {
+            if !check.isActive { check.start() }
+            startIdle()
+        }
     }
 
     func runNextIterationSnapshot() {
