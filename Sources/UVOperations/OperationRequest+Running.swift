@@ -61,7 +61,10 @@ extension OperationRequest {
     /// The closures that `RequestState` holds type-erased: only this request's are ever stored.
     @inlinable
     static func typed(_ closures: consuming any AnyObject & Sendable) -> OperationClosures<Value> {
-        closures as! OperationClosures<Value>
+        // Unchecked in optimised builds (checked in debug ones): `init` stores only this request's
+        // closures, and a checked cast is a runtime call on the pool thread and the loop's, per
+        // request.
+        unsafeDowncast(closures, to: OperationClosures<Value>.self)
     }
 
     /// Runs the transform and completion, leaves the session, wakes waiters, tells the parent.

@@ -159,8 +159,9 @@ final class ThreadPoolQueue {
     /// The number of slots allocated, free or in use.
     var slotCount: Int { state.pointee.chunks.count * Self.slotsPerChunk }
 
-    /// Queues `job` on libuv's thread pool. Loop thread only.
-    func submit(_ job: any ThreadPoolJob) {
+    /// Queues `job` on libuv's thread pool. Loop thread only. `job` is moved into its slot
+    /// (`consuming`), so that the drain that hands it over pays no retain and release.
+    func submit(_ job: consuming any ThreadPoolJob) {
         if state.pointee.freeList == nil { Self.addChunk(to: state) }
         let request = state.pointee.freeList!
         state.pointee.freeList = request.pointee.data?.assumingMemoryBound(to: uv_work_t.self)
