@@ -149,6 +149,32 @@ final class PostTests: XCTestCase {
         XCTAssertTrue(outcomes.values.first?.contains("accepts no new work") ?? false, "\(outcomes.values)")
     }
 
+    func testALoopThreadPostOutsideAnyCallbackStartsTheIdleHandleItself() throws {
+        let loop = try Loop.manual()
+        XCTAssertFalse(loop.idleHandleIsActive)
+        try loop.post {}
+        XCTAssertTrue(loop.idleHandleIsActive, "no callback's end follows this post: it must start the handle")
+        try loop.runUntilIdle()
+        XCTAssertFalse(loop.idleHandleIsActive)
+    }
+
+    func testAPostFromTheCheckPhaseKeepsTheIdleHandleActiveAfterTheCallback() throws {
+        let loop = try Loop.manual()
+        let log = Recorder<String>()
+        // Runs in the check phase, after that phase's drain: only the callback's end can keep the
+        // next poll from blocking for the post.
+        try loop.postNextIteration {
+            log.append("next iteration")
+            try? loop.post { log.append("posted from the check phase") }
+        }
+        try loop.runOnce()
+        XCTAssertEqual(log.values, ["next iteration"])
+        XCTAssertTrue(loop.idleHandleIsActive, "the check callback's end must start the idle handle for the post")
+        try loop.runOnce()
+        XCTAssertEqual(log.values, ["next iteration", "posted from the check phase"])
+        XCTAssertFalse(loop.idleHandleIsActive)
+    }
+
     func testZeroPostBudgetIsRejected() {
         XCTAssertThrowsError(try Loop(postBudget: 0)) { error in
             guard case .invalidArgument = error as? LoopError else { return XCTFail("\(error)") }
