@@ -60,8 +60,9 @@ class IOHandleCore<Native: NativeIOHandle> {
     final func open(_ native: Native, keepsOwnerLoopAlive: Bool) {
         self.native = native
         if !keepsOwnerLoopAlive && !loop.native.isOwned { native.unref() }
-        let reason = loop.lifecycle.refusal
-        loop.engine.ioHandles.register(ObjectIdentifier(self)) { [self] in close(reason: reason) }
+        // A closure that captures only `self` uses it as its context: registering allocates
+        // nothing beyond the table's slot (capturing the refusal too would box both).
+        loop.engine.ioHandles.register(ObjectIdentifier(self)) { [self] in close(reason: loop.lifecycle.refusal) }
     }
 
     /// Closes the handle, once: forgets it in the loop's record, closes the libuv handle
