@@ -15,11 +15,12 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     var readHandler: ((StreamConnection, StreamRead) -> Void)?
     private(set) var isReading = false
     var readEnd: ReadEnd?
-    /// Async face: what the reading and writing tasks share with this thread.
-    let asyncState = StreamAsyncState()
+    /// Async face: what the reading and writing tasks share with this thread, once they have
+    /// used it (see `asyncState(for:)`); kept by the public connection.
+    var asyncState: StreamAsyncState? { connection?.existingAsyncState }
     var readBufferLimit = 64 * 1024
     /// The chunks the async face read and its reader has not taken yet.
-    var bufferedReadBytes: Int { asyncState.bufferedBytes }
+    var bufferedReadBytes: Int { asyncState?.bufferedBytes ?? 0 }
 
     // Writing.
     private(set) var queuedWriteBytes = 0
@@ -104,7 +105,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         isReading = false
         closedForFlowControl()
         writableHandler = nil
-        asyncState.close(reason)
+        asyncState?.close(reason)
     }
 
     func streamDidClose() {
@@ -159,7 +160,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             isDeliveringReads = false
         case .async:
             // A reader that does not keep up: leave the rest in the kernel (and the peer).
-            if asyncState.deliver(Array(bytes)) { pauseReading() }
+            if asyncState?.deliver(Array(bytes)) == true { pauseReading() }
         case .idle:
             if flushingClose != nil { flushingCloseDiscardedARead() }
         }
@@ -185,8 +186,8 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             if case .failed(let error) = end { handler(connection, .failed(error)) } else { handler(connection, .end) }
         case .async:
             switch end {
-            case .end: asyncState.endReads(.success([UInt8]?.none))
-            case .failed(let error): asyncState.endReads(.failure(error))
+            case .end: asyncState?.endReads(.success([UInt8]?.none))
+            case .failed(let error): asyncState?.endReads(.failure(error))
             }
         case .idle:
             break
@@ -261,7 +262,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     /// transfer held was queued): tells the async face's writers, and becomes writable again at
     /// the low-water mark. `failure` is a write's error that no completion heard of.
     func pendingWritesShrank(failure: LoopError?) {
-        if usesAsyncWrites { asyncState.queueChanged(queuedBytes: pendingWriteBytes, failure: failure) }
+        if usesAsyncWrites { asyncState?.queueChanged(queuedBytes: pendingWriteBytes, failure: failure) }
         if !isWritable, pendingWriteBytes <= lowWaterMark, closeReason == nil {
             isWritable = true
             didBecomeWritable()
@@ -281,7 +282,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         }
         guard status == 0 else { throw .libuv(status, "uv_shutdown") }
         writesShutDown = true
-        asyncState.writesWereShutDown()
+        asyncState?.writesWereShutDown()
     }
 
     func setWaterMarks(low: Int, high: Int) throws(LoopError) {
@@ -290,7 +291,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         }
         lowWaterMark = low
         highWaterMark = high
-        asyncState.setWaterMarks(low: low, high: high)
+        asyncState?.setWaterMarks(low: low, high: high)
         if isWritable, pendingWriteBytes > high { isWritable = false }
     }
 }

@@ -80,7 +80,11 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
         }
         client.acceptingListener = self
         openConnections[ObjectIdentifier(client)] = client
-        deliver(.success(StreamConnection(core: client)))
+        let connection = StreamConnection(core: client)
+        // Tasks read and write what the async face accepts: its state made here saves each
+        // task's first call a hop to this thread.
+        if handler == nil { _ = client.asyncState(for: connection) }
+        deliver(.success(connection))
     }
 
     private func deliver(_ result: Result<StreamConnection, LoopError>) {
