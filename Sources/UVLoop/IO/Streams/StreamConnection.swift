@@ -49,7 +49,7 @@ public final class StreamConnection: Sendable {
     /// What the async face's tasks share with the loop's thread (see `StreamAsyncState`), once
     /// they have used it: made on the loop's thread, from the core's settings, on first use
     /// (`asyncState()`), so that a connection served by callbacks never carries it.
-    private let asyncStateReference = AtomicLazyReference<StreamAsyncState>()
+    private let asyncStateReference = PublishedReference<StreamAsyncState>()
     /// Set by ``close()`` and ``resetAndClose()`` on the caller's thread, before they post the
     /// close: an async state made after them starts closed, as one made before is closed by them.
     private let closedByUser = Atomic<Bool>(false)
