@@ -1,5 +1,6 @@
 import CLibUV
 import CUVLoop
+import Synchronization
 import UVLoop
 
 /// The object behind a `uvloop_t *`: the `Loop`, and the inbox through which C threads post
@@ -21,6 +22,8 @@ final class CLoop: Sendable {
     let valueInbox: Inbox<CValueCallback>
     /// Whether `uvloop_release` ends the loop: a loop made by `uvloop_new_manual`.
     let ownsLoop: Bool
+    /// `loop.forkState`, kept beside the inbox that every post reads (see `stopIfForkedChild`).
+    let forkState: LoopForkState
 
     /// The ring's size: posts from other threads beyond this wait for the loop to make room.
     static let inboxCapacity = 16_384
@@ -30,6 +33,7 @@ final class CLoop: Sendable {
         self.isAttached = isAttached
         self.ownsLoop = ownsLoop
         loopThreadPointer = loop.threadPointer
+        forkState = loop.forkState
         inbox = try loop.makeInbox(of: CCallback.self, capacity: capacity) { $0.run() }
         do {
             valueInbox = try loop.makeInbox(of: CValueCallback.self, capacity: capacity) { $0.run() }
@@ -56,12 +60,32 @@ final class CLoop: Sendable {
     /// thread (and refuses the work of a loop whose thread has gone).
     @inline(__always)
     func post(_ callback: CCallback) throws(LoopError) {
-        loop.preconditionNotStaleAfterFork("uvloop_post")
         if shim_thread_pointer() == loopThreadPointer {
             try loop.post { callback.run() }
         } else {
             try inbox.send(callback)
         }
+    }
+
+    /// Stops the program in a forked child that has not reset the loop (`uvloop_after_fork`),
+    /// unless the loop's handles are closed: the check every C entry point makes, through
+    /// `withCLoop` (or, for a timer, `cTimer`). `call` names the C function in the message.
+    ///
+    /// Inline, and written here only: a relaxed load of the process's fork count compared with
+    /// the loop's (`LoopForkState`); the call that builds the message happens only when they
+    /// differ. A call into UVLoop for it would cost more than the rest of a post's check.
+    @inline(__always)
+    func stopIfForkedChild(_ call: StaticString) {
+        if _slowPath(forkState.forks.count.load(ordering: .relaxed) != forkState.generation.load(ordering: .relaxed)) {
+            forkedChildCalled(call)
+        }
+    }
+
+    /// The rest of the check, when the process forked since the loop was made or reset: the
+    /// loop may have been reset since (then nothing happens), or its handles closed.
+    @inline(never)
+    private func forkedChildCalled(_ call: StaticString) {
+        loop.preconditionNotStaleAfterFork(cFunctionName(call))
     }
 
     /// Sends `body` from another thread through the inbox, so that it runs on the loop's thread

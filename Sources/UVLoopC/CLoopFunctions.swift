@@ -6,15 +6,25 @@ import UVLoop
 // Each function is declared and documented in uvloop.h; the compiler checks that each signature
 // here matches its declaration there (`@c @implementation`).
 
-/// The `CLoop` behind a `uvloop_t *`, borrowed for the call. Stops the program in a forked child
-/// that has not called `uvloop_after_fork` (`call`, the caller's name, goes in the message).
+/// Runs `body` with the `CLoop` behind a `uvloop_t *`, borrowed without a retain, after the fork
+/// check (`CLoop.stopIfForkedChild`; `call`, the C function's name, goes in its message): how
+/// every C entry point that takes a `uvloop_t *` reaches its `CLoop`, except `uvloop_after_fork`.
+/// Borrowing keeps the threads that post off the `CLoop`'s reference count, which they would
+/// otherwise all write on every call.
+@inline(__always)
+func withCLoop<Result>(_ handle: OpaquePointer, _ call: StaticString = #function, _ body: (CLoop) -> Result) -> Result {
+    // Unmanaged: C holds the retained reference until uvloop_release; the call borrows it.
+    Unmanaged<CLoop>.fromOpaque(UnsafeRawPointer(handle))._withUnsafeGuaranteedRef { cLoop in
+        cLoop.stopIfForkedChild(call)
+        return body(cLoop)
+    }
+}
+
+/// The `CLoop` behind a `uvloop_t *`, after the fork check (see `withCLoop`); nil for NULL.
 @inline(__always)
 func cLoop(_ handle: OpaquePointer?, _ call: StaticString = #function) -> CLoop? {
     guard let handle else { return nil }
-    // Unmanaged: C holds the retained reference until uvloop_release; a call borrows it.
-    let cLoop = Unmanaged<CLoop>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
-    cLoop.loop.preconditionNotStaleAfterFork(cFunctionName(call))
-    return cLoop
+    return withCLoop(handle, call) { $0 }
 }
 
 /// A retained `uvloop_t *` for `cLoop`, released by `uvloop_release`.

@@ -8,10 +8,7 @@ import UVLoop
 @c @implementation
 public func uvloop_post(_ l: OpaquePointer?, _ fn: uvloop_cb?, _ ctx: UnsafeMutableRawPointer?) -> Int32 {
     guard let l, let fn else { return UVLOOP_EINVAL }
-    // Unmanaged: C's reference keeps the CLoop alive for the call; borrowing it without a
-    // retain keeps producer threads off its reference count, which they would otherwise all
-    // write on every post.
-    return Unmanaged<CLoop>.fromOpaque(UnsafeRawPointer(l))._withUnsafeGuaranteedRef { cLoop in
+    return withCLoop(l) { cLoop in
         cResult { () throws(LoopError) in try cLoop.post(CCallback(function: fn, context: ctx)) }
     }
 }

@@ -22,7 +22,7 @@ func cTimer(_ handle: OpaquePointer?, _ call: StaticString = #function) -> CTime
     guard let handle else { return nil }
     // Unmanaged: C holds the retained reference until uvloop_timer_release; a call borrows it.
     let cTimer = Unmanaged<CTimer>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
-    cTimer.cLoop.loop.preconditionNotStaleAfterFork(cFunctionName(call))
+    cTimer.cLoop.stopIfForkedChild(call)
     return cTimer
 }
 

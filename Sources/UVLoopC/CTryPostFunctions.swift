@@ -21,9 +21,7 @@ extension CLoop {
 @c @implementation
 public func uvloop_try_post(_ l: OpaquePointer?, _ fn: uvloop_cb?, _ ctx: UnsafeMutableRawPointer?) -> Int32 {
     guard let l, let fn else { return UVLOOP_EINVAL }
-    // Unmanaged: C's reference keeps the CLoop alive for the call (as in uvloop_post).
-    return Unmanaged<CLoop>.fromOpaque(UnsafeRawPointer(l))._withUnsafeGuaranteedRef { cLoop in
-        cLoop.loop.preconditionNotStaleAfterFork("uvloop_try_post")
+    return withCLoop(l) { cLoop in
         do throws(LoopError) {
             return try cLoop.tryPost(CCallback(function: fn, context: ctx)) ? 0 : Int32(UV_EAGAIN.rawValue)
         } catch {

@@ -25,9 +25,7 @@ private func postValue(
     _ l: OpaquePointer?, _ fn: uvloop_value_cb?, _ ctx: UnsafeMutableRawPointer?, _ value: UInt64, wait: Bool
 ) -> Int32 {
     guard let l, let fn else { return UVLOOP_EINVAL }
-    // Unmanaged: C's reference keeps the CLoop alive for the call (as in uvloop_post).
-    return Unmanaged<CLoop>.fromOpaque(UnsafeRawPointer(l))._withUnsafeGuaranteedRef { cLoop in
-        cLoop.loop.preconditionNotStaleAfterFork(wait ? "uvloop_post_value" : "uvloop_try_post_value")
+    return withCLoop(l, wait ? "uvloop_post_value" : "uvloop_try_post_value") { cLoop in
         do throws(LoopError) {
             let callback = CValueCallback(function: fn, context: ctx, value: value)
             return try cLoop.postValue(callback, wait: wait) ? 0 : Int32(UV_EAGAIN.rawValue)

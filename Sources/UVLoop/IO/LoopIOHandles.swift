@@ -6,9 +6,14 @@
 ///
 /// Every handle registers through `IOHandleCore` when it opens and unregisters when it closes.
 final class LoopIOHandles {
-    /// How to close each open handle at shutdown or detach. The closure sits in a struct so that
-    /// the dictionary stores it as it is: a bare closure value would be wrapped in a thunk (an
-    /// allocation) on every registration, which file-system requests make per burst.
+    /// The open handles of the kinds built on `IOHandleCore` (one per connection, listener,
+    /// watch...): an array in which each knows its place (`registryIndex`), so that opening and
+    /// closing one is an append and a swap with the last, with no hashing and 16 bytes a handle.
+    private(set) var handles: [any LoopIOHandle] = []
+    /// How to close each other open thing (an open file, the loop's file-system requests) at
+    /// shutdown or detach. The closure sits in a struct so that the dictionary stores it as it
+    /// is: a bare closure value would be wrapped in a thunk (an allocation) on every
+    /// registration, which file-system requests make per burst.
     private struct Closer {
         let close: () -> Void
     }
@@ -37,9 +42,28 @@ final class LoopIOHandles {
     func poolRequestsStarted(_ count: Int) { otherPoolRequestsInFlight += count }
 
     /// The number of open handles.
-    var count: Int { open.count }
+    var count: Int { handles.count + open.count }
 
-    var isEmpty: Bool { open.isEmpty }
+    var isEmpty: Bool { handles.isEmpty && open.isEmpty }
+
+    /// Records `handle` as open; its `closeForLoopEnding()` runs at shutdown or detach unless it
+    /// has been unregistered before.
+    func register(_ handle: any LoopIOHandle) {
+        handle.setRegistryIndex(Int32(handles.count))
+        handles.append(handle)
+    }
+
+    /// Forgets `handle`: it was closed. Nothing happens if it is not recorded.
+    func unregister(_ handle: any LoopIOHandle) {
+        let index = Int(handle.registryIndex)
+        guard index >= 0, index < handles.count, handles[index] === handle else { return }
+        let last = handles.removeLast()
+        if index < handles.count {
+            handles[index] = last
+            last.setRegistryIndex(Int32(index))
+        }
+        handle.setRegistryIndex(-1)
+    }
 
     /// Records `key`'s handle as open; `close` runs at shutdown or detach unless `key` has been
     /// unregistered before. `close` must unregister `key` and call no user code synchronously
@@ -57,9 +81,26 @@ final class LoopIOHandles {
     /// detach need. Closing one may register or close others (a listener's pending connections):
     /// repeat until none is left.
     func closeAll() {
-        while let (key, closer) = open.first {
-            open[key] = nil
-            closer.close()
+        while !isEmpty {
+            if let handle = handles.last {
+                unregister(handle)
+                handle.closeForLoopEnding()
+            } else if let (key, closer) = open.first {
+                open[key] = nil
+                closer.close()
+            }
         }
     }
+}
+
+/// An I/O handle as the loop's record of open handles keeps it (`LoopIOHandles`): every
+/// `IOHandleCore`.
+protocol LoopIOHandle: AnyObject {
+    /// Where the record keeps the handle (-1 when it does not).
+    var registryIndex: Int32 { get }
+    /// Moves the handle to `index` of the record (-1: out of it); only the record calls it.
+    func setRegistryIndex(_ index: Int32)
+    /// Closes the handle at the loop's shutdown or detach. Calls no user code synchronously (it
+    /// may post, or resume a task).
+    func closeForLoopEnding()
 }

@@ -1,50 +1,62 @@
 import CLibUV
 import Synchronization
 
-/// How many forks the process descends from, counted by a `pthread_atfork` child handler
-/// (see `ProcessForks`).
-private let forkCount = Atomic<UInt>(0)
-private let forkHandlerRegistered = Atomic<Bool>(false)
-
-/// Whether this process is a child of `fork(2)` that a loop has not been reset for: what tells a
-/// loop, in one relaxed load, that its kernel objects (the backend epoll descriptor, the wake
-/// eventfds, the wake timerfd) are still the parent's.
+/// How many forks the process descends from, counted by a `pthread_atfork` child handler: what
+/// tells a loop, in one relaxed load, that its kernel objects (the backend epoll descriptor, the
+/// wake eventfds, the wake timerfd) are still the parent's.
 ///
 /// Not `getpid()` on each check: glibc no longer caches the process id, so each call is a system
-/// call, and the check runs on every libuv callback of the loop and every post from C.
-enum ProcessForks {
-    /// Registers the child handler, once per process. The counter is initialized first, so the
-    /// handler (which runs in a child with only the forking thread) never initializes a global.
+/// call, and the check runs on every turn of a loop and every call from C.
+///
+/// One object for the process (`ProcessForks.counter`), reached through a stored reference
+/// (`LoopForkState.forks`) rather than as a global: code in another module (the C API) then reads
+/// the count with a plain load, where a global would be reached through a call to its accessor.
+package final class ProcessForks: Sendable {
+    /// The forks counted so far.
+    package let count = Atomic<UInt>(0)
+
+    private init() {}
+
+    /// The process's counter.
+    static let counter = ProcessForks()
+    private static let handlerRegistered = Atomic<Bool>(false)
+
+    /// Registers the child handler, once per process. The counter is made first, so the handler
+    /// (which runs in a child with only the forking thread) never initializes a global.
     static func watch() {
-        _ = forkCount.load(ordering: .relaxed)
-        guard forkHandlerRegistered.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else {
+        _ = counter
+        guard handlerRegistered.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else {
             return
         }
-        let status = pthread_atfork(nil, nil) { forkCount.add(1, ordering: .relaxed) }
+        let status = pthread_atfork(nil, nil) { ProcessForks.counter.count.add(1, ordering: .relaxed) }
         misusePrecondition(status == 0, "UVLoop: pthread_atfork failed (\(status)): out of memory")
     }
-
-    /// The forks counted so far.
-    @inline(__always)
-    static var count: UInt { forkCount.load(ordering: .relaxed) }
 }
 
 /// One loop's view of `ProcessForks`: the fork count its kernel objects belong to.
-final class LoopForkState: Sendable {
-    private let generation: Atomic<UInt>
+///
+/// The loop is stale when `forks.count` differs from `generation` (`isStale`). The C API reads
+/// the two fields itself, inline (`CLoop.stopIfForkedChild`), since a call across the module
+/// boundary is the check's whole cost there.
+package final class LoopForkState: Sendable {
+    /// The process's fork counter.
+    package let forks: ProcessForks
+    /// The fork count the loop's kernel objects belong to.
+    package let generation: Atomic<UInt>
 
     init() {
         ProcessForks.watch()
-        generation = Atomic(ProcessForks.count)
+        forks = ProcessForks.counter
+        generation = Atomic(forks.count.load(ordering: .relaxed))
     }
 
     /// The process forked since the loop was made or last reset: it runs in a child whose kernel
     /// objects are still shared with the parent.
     @inline(__always)
-    var isStale: Bool { ProcessForks.count != generation.load(ordering: .relaxed) }
+    var isStale: Bool { forks.count.load(ordering: .relaxed) != generation.load(ordering: .relaxed) }
 
     /// The loop's kernel objects are the process's own again (after `LoopEngine.resetAfterFork`).
-    func reset() { generation.store(ProcessForks.count, ordering: .relaxed) }
+    func reset() { generation.store(forks.count.load(ordering: .relaxed), ordering: .relaxed) }
 }
 
 extension NativeLoop {

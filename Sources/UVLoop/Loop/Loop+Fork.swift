@@ -48,9 +48,9 @@ extension Loop {
 
     /// Stops the program when the process is a forked child that has not reset the loop
     /// (``afterFork()``), unless the loop's handles are closed: for the C API's entry points,
-    /// which call it before they use the loop. One relaxed load when the process has not forked.
+    /// whose own inline check (one relaxed load of `forkState`'s two counts) calls it when the
+    /// counts differ.
     /// - Parameter call: the call, for the message.
-    @inline(__always)
     package func preconditionNotStaleAfterFork(_ call: @autoclosure () -> String) {
         if _slowPath(forkState.isStale) && !lifecycle.handlesClosed { Loop.stopInForkedChild(call()) }
     }

@@ -105,7 +105,7 @@ public final class Loop: Sendable {
     /// The figures ``metrics()`` reads, published by the loop's thread each turn.
     let metricsRecorder: LoopMetricsRecorder
     /// Whether the process forked since the loop's kernel objects were made (``afterFork()``).
-    let forkState: LoopForkState
+    package let forkState: LoopForkState
 
     /// Creates a loop owned by this process, whose thread is the calling thread.
     ///

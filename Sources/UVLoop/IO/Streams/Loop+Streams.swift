@@ -108,7 +108,11 @@ extension Loop {
                         return continuation.resume(throwing: .cancelled)
                     }
                     switch result {
-                    case .success(let connection): continuation.resume(returning: connection)
+                    case .success(let connection):
+                        // Tasks use what this returns: its async state made here saves their
+                        // first call a hop back to this thread.
+                        _ = connection.box.value.asyncState(for: connection)
+                        continuation.resume(returning: connection)
                     case .failure(let error):
                         continuation.resume(throwing: waiter.isCancelled ? .cancelled : error)
                     }

@@ -93,7 +93,16 @@ final class StreamAsyncState: Sendable {
         }
     }
 
-    let guarded = NativeMutex(Guarded())
+    let guarded: NativeMutex<Guarded>
+    /// Writes what tasks queued (the connection's flush job, made once with the state): posted
+    /// whenever they queue bytes and no flush is on its way.
+    let flushJob: @Sendable () -> Void
+
+    /// A state that starts as `initial` (the connection's settings and how far it has got).
+    init(_ initial: Guarded, flushJob: @escaping @Sendable () -> Void) {
+        guarded = NativeMutex(initial)
+        self.flushJob = flushJob
+    }
 
     /// A chunk read from the socket (loop thread): to the waiting reader, or into the buffer.
     /// - Returns: whether the loop must stop reading (the buffer reached its limit).

@@ -28,7 +28,7 @@ extension StreamConnection {
             throw .invalidArgument("a read buffer limit must be at least 1 byte (got \(limit))")
         }
         core.readBufferLimit = limit
-        core.asyncState.setReadBufferLimit(limit)
+        core.asyncState?.setReadBufferLimit(limit)
     }
 
     /// Writes `bytes`, suspending while the write queue is above its high-water mark. Callable
@@ -41,6 +41,10 @@ extension StreamConnection {
     /// never reads holds back its writer, and the memory queued stays near the high-water mark. A
     /// write that fails on the loop's thread makes the next call throw. ``close()`` sends what
     /// was written before it.
+    ///
+    /// The first async call on a connection that a listener's handler got, or that was opened on
+    /// a descriptor, waits once for the loop's thread to set up the async face (a connection
+    /// from ``StreamListener/connections`` or ``Loop/connect(to:)`` has it from the start).
     /// - Parameter bytes: the bytes to send.
     /// - Throws: ``LoopError/streamClosed`` (or the loop's ``LoopError/shutDown``) when the
     ///   connection is closed, ``LoopError/writesShutDown`` after a half-close,
@@ -48,15 +52,17 @@ extension StreamConnection {
     ///   `UV_ECONNRESET`), ``LoopError/cancelled`` when the task is cancelled while suspended
     ///   (the bytes stay queued).
     public func write(_ bytes: [UInt8]) async throws(LoopError) {
-        try await asyncState.write(bytes) { postAsyncFlush() }.get()
+        // The state is there but for a connection's first async call: no async call to get it.
+        let state = if let existing = existingAsyncState { existing } else { try await asyncState() }
+        try await state.write(bytes) { postAsyncFlush(state) }.get()
     }
 
     /// Asks the loop's thread to write what tasks queued: at once on the loop's thread, else by
     /// posting the connection's flush job (made once, so posting it allocates nothing). A loop
     /// that refuses the job is ending, and closes the connection, which fails whoever waits.
-    private func postAsyncFlush() {
+    private func postAsyncFlush(_ state: StreamAsyncState) {
         if loop.isOnLoopThread { return box.value.flushAsyncWrites() }
-        try? loop.post(flushJob)
+        try? loop.post(state.flushJob)
     }
 
     /// Asks the loop's thread to start reading, or to read again after a pause.
@@ -123,7 +129,8 @@ public struct StreamReads: AsyncSequence, Sendable {
         /// - Throws: like ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(LoopError) -> [UInt8]? {
             let connection = connection
-            return try await connection.asyncState.read { connection.request($0) }.get()
+            let state = if let existing = connection.existingAsyncState { existing } else { try await connection.asyncState() }
+            return try await state.read { connection.request($0) }.get()
         }
     }
 }

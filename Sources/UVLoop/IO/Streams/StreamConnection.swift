@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A connected stream: a TCP connection or a Unix-domain socket connection, accepted by a
 /// ``StreamListener`` or opened with ``Loop/connect(to:_:)``.
 ///
@@ -44,22 +46,45 @@ public final class StreamConnection: Sendable {
     /// kernel had none (the peer was already gone). Callable from any thread.
     public let remoteAddress: SocketAddress?
     let box: LoopConfinedObject<StreamConnectionCore>
-    /// What the async face's tasks share with the loop's thread (see `StreamAsyncState`).
-    let asyncState: StreamAsyncState
-    /// Writes what tasks queued with ``write(_:)``; posted whenever they queue bytes and no flush
-    /// is on its way.
-    let flushJob: @Sendable () -> Void
+    /// What the async face's tasks share with the loop's thread (see `StreamAsyncState`), once
+    /// they have used it: made on the loop's thread, from the core's settings, on first use
+    /// (`asyncState()`), so that a connection served by callbacks never carries it.
+    private let asyncStateReference = PublishedReference<StreamAsyncState>()
+    /// Set by ``close()`` and ``resetAndClose()`` on the caller's thread, before they post the
+    /// close: an async state made after them starts closed, as one made before is closed by them.
+    private let closedByUser = Atomic<Bool>(false)
 
     /// Wraps a connected core and makes it the core's public face.
     init(core: StreamConnectionCore) {
         loop = core.loop
         localAddress = core.handle.localAddress
         remoteAddress = core.handle.remoteAddress
-        let box = LoopConfinedObject(core)
-        self.box = box
-        asyncState = core.asyncState
-        flushJob = { box.value.flushAsyncWrites() }
+        box = LoopConfinedObject(core)
         core.connection = self
+    }
+
+    /// The async face's state if a task or the loop has made it. Any thread.
+    var existingAsyncState: StreamAsyncState? { asyncStateReference.load() }
+
+    /// Whether ``close()`` or ``resetAndClose()`` has been called. Any thread.
+    var isClosedByUser: Bool { closedByUser.load(ordering: .acquiring) }
+
+    /// Keeps `made` as the async face's state unless one is kept already; returns the one kept.
+    /// Loop thread only (`StreamConnectionCore.asyncState(for:)` makes it).
+    func keepAsyncState(_ made: StreamAsyncState) -> StreamAsyncState {
+        asyncStateReference.storeIfNil(made)
+    }
+
+    /// The async face's state: made on the loop's thread on first use, at once there and after a
+    /// hop to it from elsewhere (once per connection); later calls only load it.
+    /// - Throws: the loop's refusal when it no longer runs (it has closed the connection).
+    nonisolated(nonsending) func asyncState() async throws(LoopError) -> StreamAsyncState {
+        if let existing = existingAsyncState { return existing }
+        let box = box
+        if loop.isOnLoopThread { return box.value.asyncState(for: self) }
+        return try await loop.suspendOnLoopThread { [self] (_, continuation: LoopContinuation<StreamAsyncState>) in
+            continuation.resume(returning: box.value.asyncState(for: self))
+        } cancel: { _ in }
     }
 
     /// The core, after checking that the caller is on the loop's thread.
@@ -93,7 +118,8 @@ public final class StreamConnection: Sendable {
         let box = box
         // Async reads and writes fail from now on, whichever thread this is; what tasks wrote
         // before goes out first.
-        asyncState.close(.streamClosed)
+        closedByUser.store(true, ordering: .releasing)
+        existingAsyncState?.close(.streamClosed)
         _ = loop.onLoopThread {
             box.value.flushAsyncWrites()
             box.value.close(reason: .streamClosed)
@@ -105,7 +131,8 @@ public final class StreamConnection: Sendable {
     /// whose writes were shut down, is closed normally. Otherwise like ``close()``.
     public func resetAndClose() {
         let box = box
-        asyncState.close(.streamClosed)
+        closedByUser.store(true, ordering: .releasing)
+        existingAsyncState?.close(.streamClosed)
         _ = loop.onLoopThread { box.value.closeWithReset(reason: .streamClosed) }
     }
 

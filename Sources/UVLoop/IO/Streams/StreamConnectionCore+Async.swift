@@ -1,4 +1,22 @@
 extension StreamConnectionCore {
+    /// The async face's state of `connection` (this core's), made on its first use, here on the
+    /// loop's thread, from the connection's settings and how far it has got: its water marks and
+    /// read buffer limit, its write queue, a half-close, discarded reads, a close (this core's, or
+    /// its user's call still on its way here). A connection served by callbacks never makes it.
+    func asyncState(for connection: StreamConnection) -> StreamAsyncState {
+        if let existing = connection.existingAsyncState { return existing }
+        var initial = StreamAsyncState.Guarded()
+        initial.readBufferLimit = readBufferLimit
+        initial.lowWaterMark = lowWaterMark
+        initial.highWaterMark = highWaterMark
+        initial.queuedBytes = pendingWriteBytes
+        initial.writesShutDown = writesShutDown
+        if flushingClose != nil { initial.readsDiscarded = .streamClosed }
+        initial.closed = closeReason ?? (connection.isClosedByUser ? .streamClosed : nil)
+        let box = connection.box
+        return connection.keepAsyncState(StreamAsyncState(initial) { box.value.flushAsyncWrites() })
+    }
+
     /// The async face's first read: reads go to `asyncState` from now on.
     func startAsyncReading() {
         misusePrecondition(
@@ -9,23 +27,25 @@ extension StreamConnectionCore {
         readMode = .async
         if let error = resumeReading() {
             readEnd = .failed(error)
-            asyncState.endReads(.failure(error))
+            asyncState?.endReads(.failure(error))
         }
     }
 
     /// The async face's reader took the buffer below its limit: read again.
     func resumeAsyncReading() {
-        asyncState.readingResumed()
+        asyncState?.readingResumed()
         guard readMode == .async, closeReason == nil else { return }
         if let error = resumeReading() {
             readEnd = .failed(error)
-            asyncState.endReads(.failure(error))
+            asyncState?.endReads(.failure(error))
         }
     }
 
     /// Writes what tasks queued with the async `write`, in their order, then tells `asyncState`
     /// how much is still queued (and the first write that failed: the next async write throws it).
     func flushAsyncWrites() {
+        // No task has written unless one made the state.
+        guard let asyncState else { return }
         var taken: [[UInt8]] = []
         swap(&taken, &asyncOutgoing)
         asyncState.takeOutgoing(into: &taken)

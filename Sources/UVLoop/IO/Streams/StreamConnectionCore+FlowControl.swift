@@ -105,7 +105,7 @@ extension StreamConnectionCore {
         readHandler = nil
         readResumer = nil
         readMode = .idle
-        asyncState.discardReads(.streamClosed)
+        asyncState?.discardReads(.streamClosed)
         readingPausedForWrites = false
         if readEnd != nil { flushing.peerEnded = true } else if resumeReading() != nil { flushing.peerEnded = true }
         if !writesShutDown {

@@ -7,43 +7,21 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     enum ReadMode { case idle, callback, async }
     enum ReadEnd { case end, failed(LoopError) }
 
-    /// The public object, once connected or accepted; dropped when libuv is done with the handle.
-    var connection: StreamConnection?
+    // The one-byte fields come first and together, and what only some connections use lives in
+    // `extras` (StreamConnectionCore+Extras.swift): Swift lays a class's fields out in the order
+    // they are declared, so scattered flags each cost an 8-byte slot, and every idle connection
+    // carries this object.
 
     // Reading.
     var readMode = ReadMode.idle
-    var readHandler: ((StreamConnection, StreamRead) -> Void)?
     private(set) var isReading = false
-    var readEnd: ReadEnd?
-    /// Async face: what the reading and writing tasks share with this thread.
-    let asyncState = StreamAsyncState()
-    var readBufferLimit = 64 * 1024
-    /// The chunks the async face read and its reader has not taken yet.
-    var bufferedReadBytes: Int { asyncState.bufferedBytes }
-
     // Writing.
-    private(set) var queuedWriteBytes = 0
-    /// Bytes written while a file transfer runs, held until it ends (`StreamFileTransfer`): they
-    /// count toward the water marks as queued bytes do, so that a producer sees backpressure.
-    var heldWriteBytes = 0
-    /// What counts against the water marks: the write queue and the bytes held behind a transfer.
-    var pendingWriteBytes: Int { queuedWriteBytes + heldWriteBytes }
-    var lowWaterMark = 32 * 1024
-    var highWaterMark = 64 * 1024
     private(set) var isWritable = true
-    var writableHandler: ((StreamConnection) -> Void)?
     private(set) var writesShutDown = false
-    /// Completions of writes the kernel took at once: they run after `write` returned, from a
-    /// posted job, and before any later write's completion.
-    private var finishedCompletions: [(LoopError?) -> Void] = []
-    /// The async face's writes, taken from `asyncState` by `flushAsyncWrites` (its own buffer,
-    /// swapped with the shared one so that both keep their capacity).
-    var asyncOutgoing: [[UInt8]] = []
     /// Whether tasks have written through the async face: the loop then tells `asyncState` how
     /// its write queue drains.
     var usesAsyncWrites = false
-
-    // Flow control, closing after flushing, pipes and draining (StreamConnectionCore+FlowControl.swift).
+    // Flow control (StreamConnectionCore+FlowControl.swift).
     /// Whether the read handler's reading pauses while the write queue is above the high-water mark.
     var pausesReadingWhileUnwritable = true
     /// Whether the user wants the read handler to get reads (startReading, not stopReading).
@@ -54,20 +32,42 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     /// The read handler is running: its writes are answers, which pause reading when they
     /// back up.
     var isDeliveringReads = false
-    /// Resumes a framed reader, which first delivers the frames it kept while paused.
-    var readResumer: ((StreamConnectionCore) -> Void)?
-    /// The pipe that writes into this connection, and the one that reads from it.
-    var incomingPipe: StreamPipeCore?
-    var outgoingPipe: StreamPipeCore?
-    /// Set by closeAfterFlushing: the close waits for the queue to drain, up to a deadline.
-    var flushingClose: FlushingClose?
-    /// Completions of a flushing close that the loop's ending could not post.
-    var pendingFlushCompletions: (CompletionList, Bool)?
+    // Closing.
+    /// The next close resets the connection (TCP `SO_LINGER` 0) instead of closing it gracefully.
+    private var resetOnClose = false
+
+    /// The public object, once connected or accepted; dropped when libuv is done with the handle.
+    var connection: StreamConnection?
+
+    // Reading.
+    var readHandler: ((StreamConnection, StreamRead) -> Void)?
+    /// Async face: what the reading and writing tasks share with this thread, once they have
+    /// used it (see `asyncState(for:)`); kept by the public connection.
+    var asyncState: StreamAsyncState? { connection?.existingAsyncState }
+    var readBufferLimit = 64 * 1024
+    /// The chunks the async face read and its reader has not taken yet.
+    var bufferedReadBytes: Int { asyncState?.bufferedBytes ?? 0 }
+
+    // Writing.
+    private(set) var queuedWriteBytes = 0
+    /// What counts against the water marks: the write queue and the bytes held behind a transfer.
+    var pendingWriteBytes: Int { queuedWriteBytes + heldWriteBytes }
+    var lowWaterMark = 32 * 1024
+    var highWaterMark = 64 * 1024
+    /// Completions of writes the kernel took at once: they run after `write` returned, from a
+    /// posted job, and before any later write's completion.
+    private var finishedCompletions: [(LoopError?) -> Void] = []
+    /// The async face's writes, taken from `asyncState` by `flushAsyncWrites` (its own buffer,
+    /// swapped with the shared one so that both keep their capacity).
+    var asyncOutgoing: [[UInt8]] = []
+
     /// The listener that accepted this connection, which drains it.
     weak var acceptingListener: StreamListenerCore?
-    /// The file being sent into the connection (`StreamFileTransfer`): writes and a shutdown
-    /// made meanwhile wait behind it, in order.
-    var fileTransfer: StreamFileTransfer?
+    /// What only some connections use (a writability handler, pipes, a framed reader's resumer,
+    /// a flushing close, a file transfer), made on first use: see StreamConnectionCore+Extras.swift.
+    var extras: StreamConnectionExtras?
+    /// How reading ended, once it has.
+    var readEnd: ReadEnd?
 
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32? = nil) throws(LoopError) {
@@ -82,9 +82,6 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     }
 
     // MARK: closing
-
-    /// The next close resets the connection (TCP `SO_LINGER` 0) instead of closing it gracefully.
-    private var resetOnClose = false
 
     /// Closes the handle with a reset (the peer reads `ECONNRESET`). Idempotent.
     func closeWithReset(reason: LoopError) {
@@ -104,7 +101,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         isReading = false
         closedForFlowControl()
         writableHandler = nil
-        asyncState.close(reason)
+        asyncState?.close(reason)
     }
 
     func streamDidClose() {
@@ -159,7 +156,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             isDeliveringReads = false
         case .async:
             // A reader that does not keep up: leave the rest in the kernel (and the peer).
-            if asyncState.deliver(Array(bytes)) { pauseReading() }
+            if asyncState?.deliver(Array(bytes)) == true { pauseReading() }
         case .idle:
             if flushingClose != nil { flushingCloseDiscardedARead() }
         }
@@ -185,8 +182,8 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             if case .failed(let error) = end { handler(connection, .failed(error)) } else { handler(connection, .end) }
         case .async:
             switch end {
-            case .end: asyncState.endReads(.success([UInt8]?.none))
-            case .failed(let error): asyncState.endReads(.failure(error))
+            case .end: asyncState?.endReads(.success([UInt8]?.none))
+            case .failed(let error): asyncState?.endReads(.failure(error))
             }
         case .idle:
             break
@@ -261,7 +258,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     /// transfer held was queued): tells the async face's writers, and becomes writable again at
     /// the low-water mark. `failure` is a write's error that no completion heard of.
     func pendingWritesShrank(failure: LoopError?) {
-        if usesAsyncWrites { asyncState.queueChanged(queuedBytes: pendingWriteBytes, failure: failure) }
+        if usesAsyncWrites { asyncState?.queueChanged(queuedBytes: pendingWriteBytes, failure: failure) }
         if !isWritable, pendingWriteBytes <= lowWaterMark, closeReason == nil {
             isWritable = true
             didBecomeWritable()
@@ -281,7 +278,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         }
         guard status == 0 else { throw .libuv(status, "uv_shutdown") }
         writesShutDown = true
-        asyncState.writesWereShutDown()
+        asyncState?.writesWereShutDown()
     }
 
     func setWaterMarks(low: Int, high: Int) throws(LoopError) {
@@ -290,7 +287,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         }
         lowWaterMark = low
         highWaterMark = high
-        asyncState.setWaterMarks(low: low, high: high)
+        asyncState?.setWaterMarks(low: low, high: high)
         if isWritable, pendingWriteBytes > high { isWritable = false }
     }
 }

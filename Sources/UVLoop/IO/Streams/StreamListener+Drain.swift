@@ -19,7 +19,7 @@ extension StreamListenerCore {
         let drain = ListenerDrain()
         drain.completions.append(completion)
         self.drain = drain
-        if openConnections.isEmpty {
+        if openConnectionCount == 0 {
             // Never before this call returns.
             let box = LoopConfinedObject(self)
             if (try? loop.post { box.value.finishDrain() }) == nil { finishDrain() }
@@ -32,14 +32,18 @@ extension StreamListenerCore {
     private func drainDeadlineHasPassed() {
         guard let drain else { return }
         drain.timer = nil
-        drain.closedAtDeadline = openConnections.count
-        for connection in Array(openConnections.values) { connection.close(reason: .streamClosed) }
+        drain.closedAtDeadline = openConnectionCount
+        // Found among the loop's open handles, once: a table of its own would cost every
+        // accepted connection a slot for what only a drain's deadline needs.
+        for case let connection as StreamConnectionCore in loop.engine.ioHandles.handles where connection.acceptingListener === self {
+            connection.close(reason: .streamClosed)
+        }
     }
 
     /// An accepted connection has closed (from its close callback, where user code may run).
     func connectionDidClose(_ connection: StreamConnectionCore) {
-        openConnections[ObjectIdentifier(connection)] = nil
-        if drain != nil, openConnections.isEmpty { finishDrain() }
+        openConnectionCount -= 1
+        if drain != nil, openConnectionCount == 0 { finishDrain() }
     }
 
     private func finishDrain() {

@@ -11,8 +11,9 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
     /// A connection waits in libuv, not accepted because the queue is full.
     private var acceptPending = false
     private var acceptWaiter: (waiter: StreamWaiter, continuation: LoopContinuation<StreamConnection?>)?
-    /// The connections accepted here and still open, which a drain waits for.
-    var openConnections: [ObjectIdentifier: StreamConnectionCore] = [:]
+    /// How many connections accepted here are still open, which a drain waits for (each knows
+    /// its listener: `StreamConnectionCore.acceptingListener`).
+    var openConnectionCount = 0
     /// A drain under way (see StreamListener+Drain.swift).
     var drain: ListenerDrain?
 
@@ -79,8 +80,12 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
             return deliver(.failure(.libuv(status, "uv_accept")))
         }
         client.acceptingListener = self
-        openConnections[ObjectIdentifier(client)] = client
-        deliver(.success(StreamConnection(core: client)))
+        openConnectionCount += 1
+        let connection = StreamConnection(core: client)
+        // Tasks read and write what the async face accepts: its state made here saves each
+        // task's first call a hop to this thread.
+        if handler == nil { _ = client.asyncState(for: connection) }
+        deliver(.success(connection))
     }
 
     private func deliver(_ result: Result<StreamConnection, LoopError>) {

@@ -165,6 +165,72 @@ final class StreamAsyncFaceTests: XCTestCase {
         thread.shutdown()
     }
 
+    func testAConnectionServedByCallbacksGetsItsAsyncFaceOnFirstUse() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let (server, client, listener) = try await callbackAcceptedPair(on: loop)
+        XCTAssertNil(server.existingAsyncState, "a connection a listener's handler got carries no async state")
+        XCTAssertNotNil(client.existingAsyncState, "connect(to:) async sets the async face up at once")
+
+        // Settings made before the first async call carry over to the state it makes.
+        try await loop.invoke {
+            try server.setWriteWaterMarks(low: 10, high: 20)
+            try server.setReadBufferLimit(30)
+        }
+        try await client.write(Array("hi".utf8))
+        var reads = server.reads.makeAsyncIterator()
+        var received: [UInt8] = []
+        while received.count < 2, let chunk = try await reads.next() { received += chunk }
+        XCTAssertEqual(String(decoding: received, as: UTF8.self), "hi")
+        let settings = server.existingAsyncState?.guarded.withLock { ($0.lowWaterMark, $0.highWaterMark, $0.readBufferLimit) }
+        XCTAssertEqual(settings?.0, 10)
+        XCTAssertEqual(settings?.1, 20)
+        XCTAssertEqual(settings?.2, 30)
+        client.close()
+        server.close()
+        listener.close()
+        thread.shutdown()
+    }
+
+    func testAFirstAsyncWriteAfterCloseThrows() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let (server, client, listener) = try await callbackAcceptedPair(on: loop)
+        server.close()
+        do {
+            try await server.write([1])
+            XCTFail("a write after close() throws, even as the first async call")
+        } catch {
+            XCTAssertEqual(error, .streamClosed)
+        }
+        do {
+            for try await _ in server.reads {}
+            XCTFail("reading after close() throws")
+        } catch {
+            XCTAssertEqual(error, .streamClosed)
+        }
+        client.close()
+        listener.close()
+        thread.shutdown()
+    }
+
+    /// A listener with a handler (the callback face) on `loop`, from a task: the connection its
+    /// handler got, a client connected to it, and the listener.
+    private func callbackAcceptedPair(
+        on loop: Loop
+    ) async throws -> (server: StreamConnection, client: StreamConnection, listener: StreamListener) {
+        let (accepted, delivery) = AsyncStream<StreamConnection>.makeStream()
+        let listener = try await loop.invoke {
+            try loop.listen(on: loopback()) { result in
+                if case .success(let connection) = result { delivery.yield(connection) }
+            }
+        }
+        let client = try await loop.connect(to: listener.localAddress)
+        var connections = accepted.makeAsyncIterator()
+        guard let server = await connections.next() else { throw LoopError.streamClosed }
+        return (server, client, listener)
+    }
+
     func testCancelledDescribesWhatHappened() {
         XCTAssertTrue(LoopError.cancelled.description.contains("cancelled"))
         XCTAssertTrue(LoopError.cancelled.description.contains("stays open"))

@@ -1,0 +1,36 @@
+import Synchronization
+
+/// A reference that one thread publishes once and any thread then reads without a lock: what
+/// `Synchronization.AtomicLazyReference` offers, in a form the optimizer inlines. That type's
+/// `load()` is an unspecialized call into the Synchronization library (its `Unmanaged` metadata
+/// looked up on every call, about 640 instructions), where this one is a load.
+///
+/// `Unmanaged` is safe here because the storage holds one retained reference from the store
+/// that wins until `deinit`, which releases it; `load()` hands out the object while that
+/// reference keeps it alive (the caller holds the owner of this storage for the call).
+struct PublishedReference<Instance: AnyObject & Sendable>: ~Copyable, Sendable {
+    private let storage = Atomic<Unmanaged<Instance>?>(nil)
+
+    init() {}
+
+    /// The published object, if any.
+    @inline(__always)
+    func load() -> Instance? {
+        storage.load(ordering: .acquiring)?.takeUnretainedValue()
+    }
+
+    /// Publishes `instance` unless an object is published already.
+    /// - Returns: the object published, `instance` or the one before it.
+    func storeIfNil(_ instance: Instance) -> Instance {
+        let retained = Unmanaged.passRetained(instance)
+        let (exchanged, original) = storage.compareExchange(
+            expected: nil, desired: retained, ordering: .acquiringAndReleasing)
+        if exchanged { return instance }
+        retained.release()
+        return original!.takeUnretainedValue()
+    }
+
+    deinit {
+        storage.load(ordering: .acquiring)?.release()
+    }
+}
