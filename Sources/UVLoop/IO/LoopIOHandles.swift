@@ -22,8 +22,9 @@ final class LoopIOHandles {
     /// The buffer every datagram socket on this loop receives into (see `DatagramReceiveBuffer`).
     lazy var datagramReceiveBuffer = DatagramReceiveBuffer()
     /// The simulated network this loop's host is on (UVLoopTesting's `SimulatedNetwork`): its
-    /// listeners and connections are simulated (see `Loop+StreamSimulation.swift`).
-    var streamSimulation: (any StreamSimulation)?
+    /// listeners and connections are simulated (see `Loop+StreamSimulation.swift`). Weak: the
+    /// simulation's host holds this loop.
+    weak var streamSimulation: (any StreamSimulation)?
     /// The loop's file-system requests, once it has made one (`LoopEngine.fileSystemRequests`).
     var fileSystemRequests: FileSystemRequests?
     /// Name lookups and file transfers (`sendfile`) whose answer has not come back from libuv's
