@@ -125,4 +125,12 @@ final class SimulatedNetworkTests: XCTestCase {
         XCTAssertNil(host, "the host was released")
         XCTAssertNil(connection, "the connection was released")
     }
+
+    func testAHostsLoopWhoseNetworkWasReleasedRefusesToOpenStreams() throws {
+        let loop = try SimulatedNetwork(seed: 1).addHost("host", address: "10.0.0.1").loop
+        XCTAssertThrowsError(try loop.listen(on: try SocketAddress(ip: "10.0.0.1", port: 7)) { _ in }) {
+            XCTAssertTrue("\($0)".contains("keep the SimulatedNetwork alive"), "\($0)")
+        }
+        loop.shutdown()
+    }
 }
