@@ -26,6 +26,15 @@ final class LoopIOHandles {
     lazy var streamReadBuffer = StreamReadBuffer()
     /// The buffer every datagram socket on this loop receives into (see `DatagramReceiveBuffer`).
     lazy var datagramReceiveBuffer = DatagramReceiveBuffer()
+    /// The simulated network this loop's host is on (UVLoopTesting's `SimulatedNetwork`): its
+    /// listeners and connections are simulated (see `Loop+StreamSimulation.swift`). Weak: the
+    /// simulation's host holds this loop.
+    weak var streamSimulation: (any StreamSimulation)? {
+        didSet { isSimulated = streamSimulation != nil }
+    }
+    /// Whether the loop is a simulated host: a plain load for the stream verbs, which read the
+    /// weak reference only then.
+    private(set) var isSimulated = false
     /// The loop's file-system requests, once it has made one (`LoopEngine.fileSystemRequests`).
     var fileSystemRequests: FileSystemRequests?
     /// Name lookups and file transfers (`sendfile`) whose answer has not come back from libuv's
