@@ -61,13 +61,7 @@ extension Loop {
     ///   stops the program (the loop is not re-entrant).
     public func advanceTime(to deadline: LoopInstant) throws(LoopError) {
         preconditionManualClock("Loop.advanceTime(to:)")
-        try runUntilIdle()
-        while let next = earliestTimerDeadline, next <= deadline {
-            setManualTime(next)
-            try runUntilIdle()
-        }
-        setManualTime(deadline)
-        try runUntilIdle()
+        try advanceManualClock(to: deadline) { () throws(LoopError) in try runUntilIdle() }
     }
 
     /// The deadline of the earliest pending timer, if any. Loop thread only (elsewhere it stops
