@@ -5,7 +5,8 @@ import UVLoop
 ///
 /// An `async` test cannot step a loop made with ``UVLoop/Loop/manual(postBudget:)``: after an
 /// `await` it may resume on another thread than the loop's, and while it awaits one of the loop's
-/// async calls nothing steps the loop. Start the loop on a thread instead, with
+/// async calls nothing steps the loop (such an await stops the program with a message saying
+/// so, rather than hang). Start the loop on a thread instead, with
 /// `Loop.startThread(clock: .manual)`, and move its time with these calls:
 ///
 /// ```swift

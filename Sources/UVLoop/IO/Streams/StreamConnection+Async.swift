@@ -48,6 +48,7 @@ extension StreamConnection {
     ///   `UV_ECONNRESET`), ``LoopError/cancelled`` when the task is cancelled while suspended
     ///   (the bytes stay queued).
     public func write(_ bytes: [UInt8]) async throws(LoopError) {
+        loop.preconditionSteppedWhileAwaiting("StreamConnection.write(_:)")
         try await asyncState.write(bytes) { postAsyncFlush() }.get()
     }
 
@@ -123,6 +124,7 @@ public struct StreamReads: AsyncSequence, Sendable {
         /// - Throws: like ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(LoopError) -> [UInt8]? {
             let connection = connection
+            connection.loop.preconditionSteppedWhileAwaiting("StreamConnection.reads")
             return try await connection.asyncState.read { connection.request($0) }.get()
         }
     }
