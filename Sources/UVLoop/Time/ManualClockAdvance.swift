@@ -32,16 +32,24 @@ package struct ManualClockAdvance: Sendable {
     /// the loop; `false` once the clock is at the target and the loop has settled there. Loop
     /// thread only.
     package mutating func moveClock(of loop: Loop) -> Bool {
+        moveClock(earliestDeadline: { loop.earliestTimerDeadline }, setTime: { loop.setManualTime($0) })
+    }
+
+    /// The same step for a clock of the caller's (several loops on one time, a simulated network):
+    /// `earliestDeadline` gives the earliest thing due, `setTime` moves the clock (never back).
+    package mutating func moveClock(
+        earliestDeadline: () -> LoopInstant?, setTime: (LoopInstant) -> Void
+    ) -> Bool {
         switch stage {
         case .settleFirst:
             stage = .timers
             return true
         case .timers:
-            if let next = loop.earliestTimerDeadline, next <= target {
-                loop.setManualTime(next)
+            if let next = earliestDeadline(), next <= target {
+                setTime(next)
                 return true
             }
-            loop.setManualTime(target)
+            setTime(target)
             stage = .atTarget
             return true
         case .atTarget, .done:

@@ -50,4 +50,20 @@ final class ManualClockAdvanceTests: XCTestCase {
         XCTAssertEqual(steps, 2, "settled before and after the (unmoved) clock")
         XCTAssertEqual(loop.now.nanoseconds, 2_000_000_000)
     }
+
+    func testACallersOwnClockStepsThroughItsOwnDeadlines() {
+        var pending: [UInt64] = [30, 10]
+        var clock: UInt64 = 0
+        var clockAtEachSettle: [UInt64] = []
+        var advance = ManualClockAdvance(to: LoopInstant(nanoseconds: 20))
+        while advance.moveClock(
+            earliestDeadline: { pending.min().map(LoopInstant.init(nanoseconds:)) },
+            setTime: { clock = max(clock, $0.nanoseconds) })
+        {
+            clockAtEachSettle.append(clock)
+            pending.removeAll { $0 <= clock }
+        }
+        XCTAssertEqual(clockAtEachSettle, [0, 10, 20])
+        XCTAssertEqual(pending, [30])
+    }
 }
