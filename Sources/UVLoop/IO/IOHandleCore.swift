@@ -129,4 +129,11 @@ extension IOHandleCore where Native == StreamHandle {
         opened.setDelegate(delegate)
         open(opened, keepsOwnerLoopAlive: true)
     }
+
+    /// Creates the handle of a stream of a simulated network's host (see `SimulatedStream`).
+    final func openSimulatedStream(_ simulated: SimulatedStream, delegate: any StreamHandleDelegate) throws(LoopError) {
+        let opened = try StreamHandle(simulated: simulated, loop: loop.native, readBuffer: loop.engine.ioHandles.streamReadBuffer)
+        opened.setDelegate(delegate)
+        open(opened, keepsOwnerLoopAlive: true)
+    }
 }

@@ -21,6 +21,9 @@ final class LoopIOHandles {
     lazy var streamReadBuffer = StreamReadBuffer()
     /// The buffer every datagram socket on this loop receives into (see `DatagramReceiveBuffer`).
     lazy var datagramReceiveBuffer = DatagramReceiveBuffer()
+    /// The simulated network this loop's host is on (UVLoopTesting's `SimulatedNetwork`): its
+    /// listeners and connections are simulated (see `Loop+StreamSimulation.swift`).
+    var streamSimulation: (any StreamSimulation)?
     /// The loop's file-system requests, once it has made one (`LoopEngine.fileSystemRequests`).
     var fileSystemRequests: FileSystemRequests?
     /// Name lookups and file transfers (`sendfile`) whose answer has not come back from libuv's

@@ -51,6 +51,9 @@ extension Loop {
         guard backlog >= 1, let backlog = Int32(exactly: backlog) else {
             throw .invalidArgument("backlog must be 1 through \(Int32.max) (got \(backlog))")
         }
+        if let simulation = engine.ioHandles.streamSimulation {
+            return try openSimulatedListener(on: address, simulation: simulation, handler: handler)
+        }
         let isUnix = address.family == .unix
         if isUnix, reusePort {
             throw .invalidArgument("reusePort applies to TCP listeners, not Unix-domain sockets")
@@ -127,6 +130,9 @@ extension Loop {
     func startConnect(
         to address: SocketAddress, _ completion: @escaping (Result<StreamConnection, LoopError>) -> Void
     ) throws(LoopError) -> StreamConnectionCore {
+        if let simulation = engine.ioHandles.streamSimulation {
+            return try startSimulatedConnect(to: address, simulation: simulation, completion)
+        }
         let core = try StreamConnectionCore(loop: self, kind: address.family == .unix ? .pipe : .tcp)
         let status = core.handle.connect(to: address) { [core] status in
             if status == 0, core.isOpen {

@@ -75,6 +75,12 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         try openStream(kind, socketFamily: socketFamily, delegate: self)
     }
 
+    /// Opens a stream of a simulated network's host.
+    init(loop: Loop, simulated: SimulatedStream) throws(LoopError) {
+        try super.init(loop: loop)
+        try openSimulatedStream(simulated, delegate: self)
+    }
+
     /// Opens a stream on a descriptor someone else opened (see `Loop.openConnection`).
     init(loop: Loop, descriptor: Int32, kind: StreamHandle.Kind, ownership: DescriptorOwnership, ipc: Bool = false) throws(LoopError) {
         try super.init(loop: loop)

@@ -21,6 +21,12 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
         try openStream(kind, socketFamily: socketFamily, delegate: self)
     }
 
+    /// Listens on a simulated network's host.
+    init(loop: Loop, simulated: SimulatedStream) throws(LoopError) {
+        try super.init(loop: loop)
+        try openSimulatedStream(simulated, delegate: self)
+    }
+
     /// Listens on a socket someone else opened (see `Loop.listen(descriptor:)`).
     init(loop: Loop, descriptor: Int32, kind: StreamHandle.Kind, ownership: DescriptorOwnership) throws(LoopError) {
         try super.init(loop: loop)
@@ -69,7 +75,11 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
     private func acceptOne() {
         let client: StreamConnectionCore
         do {
-            client = try StreamConnectionCore(loop: loop, kind: handle.kind)
+            if let accepted = handle.simulated?.takeAccepted() {
+                client = try StreamConnectionCore(loop: loop, simulated: accepted)
+            } else {
+                client = try StreamConnectionCore(loop: loop, kind: handle.kind)
+            }
         } catch {
             return deliver(.failure(error))
         }

@@ -35,6 +35,10 @@ struct StreamHandle: NativeIOHandle {
 
     let handle: LibUVHandle<uv_stream_t>
     let kind: Kind
+    /// The simulated socket behind a stream of a simulated network's host (see
+    /// `StreamHandle+Simulation.swift`), nil for a real one: each verb below that the simulation
+    /// answers checks it first (one predictable branch on a real stream).
+    var simulated: SimulatedStream?
 
     var pointer: UnsafeMutablePointer<uv_stream_t> { handle.pointer }
 
@@ -92,6 +96,7 @@ struct StreamHandle: NativeIOHandle {
     /// go (see `OpenedDescriptor`). Closing twice does nothing.
     func close() {
         let context = Self.context(of: pointer)
+        if let simulated { simulated.close(reset: false) }
         if kind == .tty { _ = setTerminalMode(UV_TTY_MODE_NORMAL) }
         handle.close()
         context.openedDescriptor?.release()
@@ -101,6 +106,10 @@ struct StreamHandle: NativeIOHandle {
     /// close when libuv refuses (a pipe, or writes already shut down).
     func closeWithReset() {
         if uv_is_closing(base) != 0 { return }
+        if let simulated {
+            simulated.close(reset: true)
+            return handle.close()
+        }
         if kind == .tcp, uv_tcp_close_reset(tcp, handle.closedCallback) == 0 {
             Self.context(of: pointer).openedDescriptor?.release()
             return
@@ -115,7 +124,8 @@ struct StreamHandle: NativeIOHandle {
 
     /// Starts reading into the context's read buffer (`uv_read_start`).
     func startReading() -> Int32 {
-        uv_read_start(pointer, { handle, _, buffer in
+        if let simulated { return simulated.startReading() }
+        return uv_read_start(pointer, { handle, _, buffer in
             let readBuffer = StreamHandle.context(of: UnsafeMutableRawPointer(handle!)).readBuffer
             buffer!.pointee = uv_buf_t(base: readBuffer.base, len: readBuffer.count)
         }, { stream, count, _ in
@@ -130,7 +140,10 @@ struct StreamHandle: NativeIOHandle {
     }
 
     /// Stops reading (`uv_read_stop`); the kernel keeps what arrives, up to its buffer.
-    func stopReading() { _ = uv_read_stop(pointer) }
+    func stopReading() {
+        if let simulated { return simulated.stopReading() }
+        _ = uv_read_stop(pointer)
+    }
 
     // MARK: writing
 
@@ -141,6 +154,7 @@ struct StreamHandle: NativeIOHandle {
     func write(
         _ bytes: UnsafeRawBufferPointer, tryFirst: Bool, completion: ((LoopError?) -> Void)?
     ) -> StreamWriteOutcome {
+        if let simulated { return simulated.write(bytes, completion: completion) }
         guard let start = bytes.baseAddress, bytes.count > 0 else { return .written }
         var offset = 0
         if tryFirst {
@@ -176,6 +190,7 @@ struct StreamHandle: NativeIOHandle {
     /// Shuts down the writing side once queued writes are done (`uv_shutdown`); `done` gets the
     /// status. Returns libuv's status for the call (`done` is not called when it fails).
     func shutdownWrites(_ done: @escaping (Int32) -> Void) -> Int32 {
+        if let simulated { return simulated.shutdownWrites(done) }
         let request = StreamRequest<uv_shutdown_t>(done)
         let status = uv_shutdown(request.request, pointer) { request, status in
             StreamRequest<uv_shutdown_t>.finish(request!, status: status)
@@ -216,7 +231,11 @@ struct StreamHandle: NativeIOHandle {
     }
 
     /// Accepts the pending connection into `client`, a new handle of the same kind (`uv_accept`).
-    func accept(into client: StreamHandle) -> Int32 { uv_accept(pointer, client.pointer) }
+    func accept(into client: StreamHandle) -> Int32 {
+        // A simulated client was made with the connection it accepts (`takeAccepted`).
+        if simulated != nil { return client.simulated == nil ? UV_EINVAL.rawValue : 0 }
+        return uv_accept(pointer, client.pointer)
+    }
 
     /// Connects to `address` (`uv_tcp_connect`, `uv_pipe_connect`); `done` gets the status.
     /// Returns libuv's status for the call (`done` is not called when it fails).
@@ -241,6 +260,7 @@ struct StreamHandle: NativeIOHandle {
 
     /// The address the handle is bound to (`getsockname`), or nil when it has none.
     var localAddress: SocketAddress? {
+        if let simulated { return simulated.localAddress }
         switch kind {
         case .tcp: return SocketAddress.reading { uv_tcp_getsockname(tcp, $0, $1) }
         case .pipe: return SocketAddress.readingPath { uv_pipe_getsockname(pipe, $0, $1) }
@@ -250,6 +270,7 @@ struct StreamHandle: NativeIOHandle {
 
     /// The peer's address (`getpeername`), or nil when it has none.
     var remoteAddress: SocketAddress? {
+        if let simulated { return simulated.remoteAddress }
         switch kind {
         case .tcp: return SocketAddress.reading { uv_tcp_getpeername(tcp, $0, $1) }
         case .pipe: return SocketAddress.readingPath { uv_pipe_getpeername(pipe, $0, $1) }
@@ -257,10 +278,14 @@ struct StreamHandle: NativeIOHandle {
         }
     }
 
-    func setNoDelay(_ enabled: Bool) -> Int32 { uv_tcp_nodelay(tcp, enabled ? 1 : 0) }
+    func setNoDelay(_ enabled: Bool) -> Int32 {
+        if simulated != nil { return 0 }
+        return uv_tcp_nodelay(tcp, enabled ? 1 : 0)
+    }
 
     func setKeepAlive(_ enabled: Bool, delaySeconds: UInt32) -> Int32 {
-        uv_tcp_keepalive(tcp, enabled ? 1 : 0, delaySeconds)
+        if simulated != nil { return 0 }
+        return uv_tcp_keepalive(tcp, enabled ? 1 : 0, delaySeconds)
     }
 }
 
@@ -270,6 +295,8 @@ struct StreamHandle: NativeIOHandle {
 final class StreamHandleContext: HandleContext {
     var delegate: (any StreamHandleDelegate)?
     let readBuffer: StreamReadBuffer
+    /// The simulated socket of a simulated stream, told of the close before the delegate.
+    var simulated: SimulatedStream?
     /// The descriptor the stream was opened on, when it was (`StreamHandle.init(opening:...)`).
     var openedDescriptor: OpenedDescriptor?
     private var freeWrites: [StreamWriteRequest] = []
@@ -279,6 +306,8 @@ final class StreamHandleContext: HandleContext {
     }
 
     override func handleDidClose() {
+        simulated?.finishClosing()
+        simulated = nil
         delegate?.streamDidClose()
         delegate = nil
     }
