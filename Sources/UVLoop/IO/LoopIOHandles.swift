@@ -24,6 +24,8 @@ final class LoopIOHandles {
     /// The simulated network this loop's host is on (UVLoopTesting's `SimulatedNetwork`): its
     /// listeners and connections are simulated (see `Loop+StreamSimulation.swift`).
     var streamSimulation: (any StreamSimulation)?
+    /// The simulated datagram sockets of that host, by port (see `SimulatedDatagramSocket`).
+    lazy var simulatedDatagramPorts = SimulatedDatagramPorts()
     /// The loop's file-system requests, once it has made one (`LoopEngine.fileSystemRequests`).
     var fileSystemRequests: FileSystemRequests?
     /// Name lookups and file transfers (`sendfile`) whose answer has not come back from libuv's
