@@ -17,6 +17,10 @@ public final class SimulatedHost {
     /// the peer's writes wait (the peer's write queue then grows and its water marks react).
     /// Applies to connections made after it is set.
     public var receiveWindow: Int
+    /// The most bytes the kernel of this host takes from a connection's writes beyond what the
+    /// peer's window takes (its send buffer): a writer's queue grows once both are full. A
+    /// graceful close still sends them. Applies to connections made after it is set.
+    public var sendBufferSize: Int
 
     let index: Int
     unowned let network: SimulatedNetwork
@@ -37,6 +41,7 @@ public final class SimulatedHost {
         self.loop = loop
         self.network = network
         receiveWindow = network.defaultReceiveWindow
+        sendBufferSize = network.defaultSendBufferSize
     }
 
     /// Whether the host is stalled at `instant` (its loop runs nothing, nothing is delivered).
@@ -131,15 +136,12 @@ extension SimulatedHost: StreamSimulation {
         let side = record.side(of: stream)
         record.closed[side] = true
         if record.closed[1 - side] { network.connections.removeAll { $0 === record } }
-        guard !record.isReset else { return }
+        // A graceful close sends the end itself (`sendEnd`), after what its kernel still holds.
+        guard reset, !record.isReset else { return }
         let peer = record.ends[1 - side]
-        if reset {
-            record.isReset = true
-            network.record("\(name) resets a connection to \(record.hosts[1 - side].name)")
-            network.transmit(record: record, from: side, byteCount: 0) { peer.receiveReset() }
-        } else {
-            network.transmit(record: record, from: side, byteCount: 0) { peer.receiveEnd() }
-        }
+        record.isReset = true
+        network.record("\(name) resets a connection to \(record.hosts[1 - side].name)")
+        network.transmit(record: record, from: side, byteCount: 0) { peer.receiveReset() }
     }
 
     package func later(_ stream: SimulatedStream, _ body: @escaping () -> Void) {

@@ -50,7 +50,7 @@ extension SimulatedNetwork {
         let path = SimulatedPath(client.index, server.index)
         if isCut(path) {
             schedule(at: now.advanced(by: connectTimeout), host: client.index) {
-                stream.connected(status: UV_ETIMEDOUT.rawValue, window: 0)
+                stream.connected(status: UV_ETIMEDOUT.rawValue, window: 0, sendBuffer: 0)
             }
             return
         }
@@ -60,14 +60,14 @@ extension SimulatedNetwork {
             let back = SimulatedPath(server.index, client.index)
             if isCut(back) {
                 return schedule(at: now.advanced(by: connectTimeout), host: client.index) {
-                    stream.connected(status: UV_ETIMEDOUT.rawValue, window: 0)
+                    stream.connected(status: UV_ETIMEDOUT.rawValue, window: 0, sendBuffer: 0)
                 }
             }
             let answer = arrival(back, byteCount: 0)
             guard !server.refusedPorts.contains(port), let listener = server.listeners[port], !listener.isClosed else {
                 record("\(server.name) refuses a connection from \(client.name) to port \(port)")
                 return schedule(at: LoopInstant(nanoseconds: answer), host: client.index) {
-                    stream.connected(status: UV_ECONNREFUSED.rawValue, window: 0)
+                    stream.connected(status: UV_ECONNREFUSED.rawValue, window: 0, sendBuffer: 0)
                 }
             }
             let accepted = SimulatedStream(simulation: server)
@@ -80,13 +80,13 @@ extension SimulatedNetwork {
             connections.append(connection)
             record("\(server.name) accepts a connection from \(client.name) on port \(port)")
             schedule(at: LoopInstant(nanoseconds: answer), host: client.index) { [unowned self] in
-                if !stream.connected(status: 0, window: server.receiveWindow), !connection.isReset {
+                if !stream.connected(status: 0, window: server.receiveWindow, sendBuffer: client.sendBufferSize), !connection.isReset {
                     // The client closed while connecting: the accepted end is reset.
                     connection.isReset = true
                     transmit(record: connection, from: 0, byteCount: 0) { accepted.receiveReset() }
                 }
             }
-            listener.incoming(accepted, window: client.receiveWindow)
+            listener.incoming(accepted, window: client.receiveWindow, sendBuffer: server.sendBufferSize)
         }
     }
 }

@@ -35,6 +35,9 @@ public final class SimulatedNetwork {
     public var connectTimeout = Duration.seconds(127)
     /// The receive window a new host's connections get (see ``SimulatedHost/receiveWindow``).
     public var defaultReceiveWindow = 64 * 1024
+    /// The send buffer a new host's connections get (see ``SimulatedHost/sendBufferSize``):
+    /// Linux's first size, 16 KiB.
+    public var defaultSendBufferSize = 16 * 1024
     /// What happened, one line each (time, hosts, what), when ``isTracing`` is on: compare two
     /// runs' traces to see that they interleaved alike.
     public private(set) var trace: [String] = []

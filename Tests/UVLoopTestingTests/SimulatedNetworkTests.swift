@@ -46,4 +46,58 @@ final class SimulatedNetworkTests: XCTestCase {
         guard case .failure(let error) = outcome else { return XCTFail("connected: \(String(describing: outcome))") }
         XCTAssertEqual(error, .libuv(function: "connect", code: UV_ECONNREFUSED.rawValue))
     }
+
+    func testBandwidthDelaysTheBytesByTheirTransmissionTime() throws {
+        let network = SimulatedNetwork(seed: 1)
+        let server = try network.addHost("server", address: "10.0.0.1")
+        let client = try network.addHost("client", address: "10.0.0.2")
+        // 10,000 bytes a second, one way: 5,000 bytes take half a second, then 5 ms of latency.
+        network.setLink(from: "client", to: "server", SimulatedLink(latency: .milliseconds(5), bandwidth: 10_000), oneWay: true)
+        defer { network.shutdown() }
+        var arrivals: [UInt64] = []
+        _ = try server.loop.listen(on: try SocketAddress(ip: "10.0.0.1", port: 7)) { result in
+            try? (try? result.get())?.startReading { _, read in
+                if case .bytes = read { arrivals.append(server.loop.now.nanoseconds / 1_000_000) }
+            }
+        }
+        try client.loop.connect(to: try SocketAddress(ip: "10.0.0.1", port: 7)) { result in
+            try? (try? result.get())?.write([UInt8](repeating: 0, count: 5_000))
+        }
+        try network.advanceTime(by: .seconds(2))
+        // Connected at 5 ms (no latency back), sent from 5 ms: arrives at 5 + 500 + 5 ms.
+        XCTAssertEqual(arrivals, [510])
+    }
+
+    func testBadHostsAndAddressesAreClearErrors() throws {
+        let network = SimulatedNetwork(seed: 1)
+        defer { network.shutdown() }
+        let server = try network.addHost("server", address: "10.0.0.1")
+        let client = try network.addHost("client", address: "10.0.0.2")
+        XCTAssertThrowsError(try network.addHost("server", address: "10.0.0.3")) {
+            XCTAssertTrue("\($0)".contains("a host named \"server\" exists already"), "\($0)")
+        }
+        XCTAssertThrowsError(try network.addHost("other", address: "10.0.0.1")) {
+            XCTAssertTrue("\($0)".contains("the address 10.0.0.1 belongs to another host"), "\($0)")
+        }
+        XCTAssertThrowsError(try network.addHost("other", address: "not an address"))
+        XCTAssertThrowsError(try client.loop.connect(to: try SocketAddress(ip: "10.9.9.9", port: 7)) { _ in }) {
+            XCTAssertTrue("\($0)".contains("no host of the simulated network has the address 10.9.9.9"), "\($0)")
+        }
+        XCTAssertThrowsError(try server.loop.listen(on: try SocketAddress(ip: "10.0.0.2", port: 7)) { _ in }) {
+            XCTAssertEqual($0 as? LoopError, .libuv(function: "uv_tcp_bind", code: UV_EADDRNOTAVAIL.rawValue))
+        }
+        let listener = try server.loop.listen(on: try SocketAddress(ip: "0.0.0.0", port: 0)) { _ in }
+        XCTAssertEqual(listener.localAddress.ip, "10.0.0.1")
+        XCTAssertNotEqual(listener.localAddress.port, 0)
+        XCTAssertThrowsError(try server.loop.listen(on: listener.localAddress) { _ in }) {
+            XCTAssertEqual($0 as? LoopError, .libuv(function: "uv_tcp_bind", code: UV_EADDRINUSE.rawValue))
+        }
+        XCTAssertThrowsError(try server.loop.listen(on: try SocketAddress(unixPath: "/tmp/simulated")) { _ in }) {
+            XCTAssertTrue("\($0)".contains("listens on IP addresses"), "\($0)")
+        }
+        XCTAssertThrowsError(try network.advanceTime(by: .seconds(-1)))
+        // Moving time from a host's callback, or naming a host that does not exist, stops the
+        // program: the misuse program's cases simulated-network-advance-from-a-callback and
+        // simulated-network-unknown-host.
+    }
 }

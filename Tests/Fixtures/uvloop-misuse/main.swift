@@ -363,6 +363,16 @@ let cases: [String: () throws -> Void] = [
         try file.read(into: buffer, at: 0) { _ in }
         _ = buffer.bytes
     },
+    // The simulated network.
+    "simulated-network-advance-from-a-callback": {
+        let network = SimulatedNetwork(seed: 1)
+        let host = try network.addHost("host", address: "10.0.0.1")
+        try host.loop.assumeIsolated().post { try? network.advanceTime(by: .seconds(1)) }
+        try network.runUntilIdle()
+    },
+    "simulated-network-unknown-host": {
+        SimulatedNetwork(seed: 1).stall("nobody", for: .seconds(1))
+    },
 ]
 
 let arguments = CommandLine.arguments.dropFirst()

@@ -52,18 +52,24 @@ package final class SimulatedStream {
     private var endReported = false
     private var deliveryScheduled = false
 
-    // Writing.
+    // Writing: the user's queue (libuv's: what the kernel has not taken), then the kernel's send
+    // buffer (taken, waiting for the peer's window), then the wire.
     private struct QueuedWrite {
         var bytes: [UInt8]
-        var sent: Int
+        var taken: Int
         let byteCount: Int
         let completion: ((LoopError?) -> Void)?
     }
+    private var queue: [QueuedWrite] = []
+    /// Writes the kernel took whole: their completions run in a later callback.
+    private var finished: [QueuedWrite] = []
+    /// Bytes the kernel took and has not sent yet, for want of window.
+    private var kernelBuffer: [[UInt8]] = []
+    private var kernelBufferedBytes = 0
+    /// The most bytes the kernel holds that the peer's window has not taken.
+    private var sendBufferSize = 0
     /// What the peer can still take before its reader reads (its receive window).
     private var window = 0
-    private var queue: [QueuedWrite] = []
-    /// Writes the window took whole: their completions run in a later callback.
-    private var finished: [QueuedWrite] = []
     private var shutdownDone: ((Int32) -> Void)?
     private var writesEnded = false
     private var endSent = false
@@ -82,27 +88,41 @@ package final class SimulatedStream {
 
     // MARK: what the simulation reports
 
-    /// The connect finished: `status` 0 (with the peer's receive `window`), or a libuv error
+    /// The connect finished: `status` 0 (with the peer's receive `window` and this end's
+    /// `sendBuffer` size), or a libuv error
     /// (`UV_ECONNREFUSED`, `UV_ETIMEDOUT`).
     /// - Returns: false when the stream had closed first (the simulation then resets the peer).
     @discardableResult
-    package func connected(status: Int32, window: Int) -> Bool {
+    package func connected(status: Int32, window: Int, sendBuffer: Int) -> Bool {
         guard !isClosed, let done = connectDone else { return false }
         connectDone = nil
-        if status == 0 { self.window = window } else { failure = status }
+        if status == 0 {
+            self.window = window
+            sendBufferSize = sendBuffer
+        } else {
+            failure = status
+        }
         done(status)
         return status == 0
     }
 
     /// A connection arrived at this listener: the accepted stream, already connected.
-    package func incoming(_ stream: SimulatedStream, window: Int) {
+    package func incoming(_ stream: SimulatedStream, window: Int, sendBuffer: Int) {
         stream.window = window
+        stream.sendBufferSize = sendBuffer
         acceptable.append(stream)
         delegate?.streamConnectionIsReady(0)
     }
 
     /// Bytes from the peer arrived.
     package func receive(_ bytes: [UInt8]) {
+        if isClosed, failure == nil {
+            // Bytes for a closed socket: the kernel answers with a reset.
+            failure = UV_ECONNRESET.rawValue
+            dropKernelBuffer()
+            simulation.closed(self, reset: true)
+            return
+        }
         guard !isClosed, pendingEnd == nil, !endReported else { return }
         received.append(bytes)
         if isReading { deliver() }
@@ -118,8 +138,10 @@ package final class SimulatedStream {
     /// The connection was reset: unread bytes are dropped, reading ends with `ECONNRESET`, and
     /// queued and later writes fail with it.
     package func receiveReset() {
-        guard !isClosed, failure == nil else { return }
+        guard failure == nil else { return }
         failure = UV_ECONNRESET.rawValue
+        dropKernelBuffer()
+        if isClosed { return }
         received.removeAll()
         receivedHead = 0
         if !endReported { pendingEnd = UV_ECONNRESET.rawValue }
@@ -133,7 +155,7 @@ package final class SimulatedStream {
 
     /// The peer's reader took `count` bytes: sends what waits for the window.
     package func acknowledged(_ count: Int) {
-        guard !isClosed else { return }
+        guard failure == nil else { return }
         window += count
         pump()
     }
@@ -185,13 +207,18 @@ package final class SimulatedStream {
         if record == nil { return .failed(UV_ENOTCONN.rawValue) }
         guard bytes.count > 0 else { return .written }
         var offset = 0
-        if queue.isEmpty, window > 0 {
-            offset = min(window, bytes.count)
-            send(Array(bytes[..<offset]))
+        if queue.isEmpty {
+            // What the kernel takes at once (uv_try_write).
+            offset = min(bytes.count, window + sendBufferSize - kernelBufferedBytes)
+            if offset > 0 {
+                kernelBuffer.append(Array(bytes[..<offset]))
+                kernelBufferedBytes += offset
+                transmit()
+            }
             if offset == bytes.count { return .written }
         }
         let rest = Array(bytes[offset...])
-        queue.append(QueuedWrite(bytes: rest, sent: 0, byteCount: rest.count, completion: completion))
+        queue.append(QueuedWrite(bytes: rest, taken: 0, byteCount: rest.count, completion: completion))
         pump()
         return .queued(rest.count)
     }
@@ -200,30 +227,53 @@ package final class SimulatedStream {
     /// the loop's read buffer.
     static let segmentLimit = 64 * 1024
 
-    private func send(_ bytes: [UInt8]) {
-        window -= bytes.count
-        var start = 0
-        while start < bytes.count {
-            let end = min(bytes.count, start + Self.segmentLimit)
-            simulation.send(self, start == 0 && end == bytes.count ? bytes : Array(bytes[start..<end]))
-            start = end
+    /// Sends what the kernel holds, as far as the peer's window goes; once it holds nothing
+    /// after the writes ended (or the stream closed), the end follows.
+    private func transmit() {
+        while window > 0, !kernelBuffer.isEmpty {
+            let count = min(window, kernelBuffer[0].count, Self.segmentLimit)
+            let segment: [UInt8]
+            if count == kernelBuffer[0].count {
+                segment = kernelBuffer.removeFirst()
+            } else {
+                segment = Array(kernelBuffer[0][..<count])
+                kernelBuffer[0].removeFirst(count)
+            }
+            window -= count
+            kernelBufferedBytes -= count
+            simulation.send(self, segment)
         }
+        guard kernelBuffer.isEmpty, isClosed || (writesEnded && queue.isEmpty), !endSent, failure == nil else { return }
+        endSent = true
+        simulation.sendEnd(self)
     }
 
-    /// Sends what the window allows from the queue; writes sent whole finish in a later callback,
-    /// and a half-close goes out once the queue is empty.
+    /// Moves writes from the queue into the kernel's buffer as it has room, sending as the
+    /// window allows; writes taken whole finish in a later callback.
     private func pump() {
         let hadFinished = !finished.isEmpty
-        while window > 0, !queue.isEmpty {
-            let count = min(window, queue[0].bytes.count - queue[0].sent)
-            send(Array(queue[0].bytes[queue[0].sent..<(queue[0].sent + count)]))
-            queue[0].sent += count
-            if queue[0].sent == queue[0].bytes.count { finished.append(queue.removeFirst()) }
+        transmit()
+        while !queue.isEmpty, !isClosed, kernelBufferedBytes < sendBufferSize + window {
+            let room = sendBufferSize + window - kernelBufferedBytes
+            let count = min(room, queue[0].bytes.count - queue[0].taken)
+            kernelBuffer.append(Array(queue[0].bytes[queue[0].taken..<(queue[0].taken + count)]))
+            kernelBufferedBytes += count
+            queue[0].taken += count
+            if queue[0].taken == queue[0].bytes.count { finished.append(queue.removeFirst()) }
+            transmit()
         }
         if !hadFinished, !finished.isEmpty {
             simulation.later(self) { [self] in reportFinishedWrites(status: 0) }
         }
-        if queue.isEmpty, writesEnded, !endSent { endWrites() }
+        if queue.isEmpty, writesEnded, let done = shutdownDone {
+            shutdownDone = nil
+            simulation.later(self) { [self] in done(failure ?? 0) }
+        }
+    }
+
+    private func dropKernelBuffer() {
+        kernelBuffer.removeAll()
+        kernelBufferedBytes = 0
     }
 
     private func reportFinishedWrites(status: Int32) {
@@ -239,18 +289,8 @@ package final class SimulatedStream {
         if isClosed || writesEnded || record == nil { return UV_ENOTCONN.rawValue }
         writesEnded = true
         shutdownDone = done
-        if queue.isEmpty { endWrites() }
+        pump()
         return 0
-    }
-
-    private func endWrites() {
-        endSent = true
-        simulation.sendEnd(self)
-        simulation.later(self) { [self] in
-            guard let done = shutdownDone else { return }
-            shutdownDone = nil
-            done(failure ?? 0)
-        }
     }
 
     // MARK: connecting, listening, closing
@@ -270,6 +310,8 @@ package final class SimulatedStream {
         acceptable.isEmpty ? nil : acceptable.removeFirst()
     }
 
+    /// Closes: a listener stops listening and resets the connections not accepted; a connection
+    /// resets the peer when `reset`, else its kernel sends what it holds, then the end.
     func close(reset: Bool) {
         guard !isClosed else { return }
         isClosed = true
@@ -278,7 +320,13 @@ package final class SimulatedStream {
             stream.close(reset: true)
         }
         acceptable.removeAll()
-        simulation.closed(self, reset: reset)
+        if reset, failure == nil {
+            failure = UV_ECONNRESET.rawValue
+            dropKernelBuffer()
+            return simulation.closed(self, reset: true)
+        }
+        simulation.closed(self, reset: false)
+        if failure == nil { transmit() }
     }
 
     /// libuv's close callback is about to tell the delegate: as libuv does, completes the writes
