@@ -86,16 +86,16 @@ final class RetryingClient {
 
 /// One run of the client against an echo server over a network with a seeded latency and one
 /// seeded fault: what happened (the network's trace and the client's log) and what went wrong.
-struct BugHuntRun: Equatable {
+struct BugHuntRun: Equatable, Error, CustomStringConvertible {
     var output: [String]
     var violations: [String]
+
+    var description: String { violations.joined(separator: "; ") }
 }
 
 // docs:begin simulated-bug-hunt-scenario
-func runRetryingClient(seed: UInt64, fixed: Bool = false) throws -> BugHuntRun {
-    let network = SimulatedNetwork(seed: seed)
+func runRetryingClient(on network: SimulatedNetwork, fixed: Bool = false) throws -> BugHuntRun {
     network.isTracing = true
-    defer { network.shutdown() }
     let server = try network.addHost("server", address: "10.0.0.1")
     let client = try network.addHost("client", address: "10.0.0.2")
     network.setLink(from: "client", to: "server", SimulatedLink(latency: .uniform(min: .milliseconds(1), max: .milliseconds(40))))
@@ -115,29 +115,46 @@ func runRetryingClient(seed: UInt64, fixed: Bool = false) throws -> BugHuntRun {
 }
 // docs:end
 
-/// The simulation finds the client's mistake: a seed runner over 1,000 seeds finds the seeds
-/// whose run breaks the client's rule, and a replay of the first gives the same run, byte for byte.
+/// The simulation finds the client's mistake: the seed runner over 1,000 seeds stops at a seed
+/// whose run breaks the client's rule, and a replay of that seed is the same run, byte for byte.
 final class SimulatedNetworkBugHuntExamples: XCTestCase {
     func testTheSeedRunnerFindsTheStaleTimeoutAndTheReplayReproducesIt() throws {
+        var failure: SimulationFailure?
         // docs:begin simulated-seed-runner
-        var failing: [UInt64] = []
-        for seed in 0..<1_000 as Range<UInt64> where !(try runRetryingClient(seed: seed).violations.isEmpty) {
-            failing.append(seed)
+        do {
+            try SimulatedNetwork.run(seeds: 0..<1_000) { network in
+                let run = try runRetryingClient(on: network)
+                if !run.violations.isEmpty { throw run }
+            }
+        } catch {
+            print(error)   // seed 25 failed: 2551 ms: a timeout fired with no request waiting; replay with SimulatedNetwork(seed: 25)
+            failure = error
         }
         // docs:end
-        let seed = try XCTUnwrap(failing.first, "no seed of 1,000 exposed the stale timeout")
-        let found = try runRetryingClient(seed: seed)
+        let found = try XCTUnwrap(failure, "no seed of 1,000 exposed the stale timeout")
+        let failed = try XCTUnwrap(found.error as? BugHuntRun)
+        XCTAssertEqual(
+            "\(found)", "seed 25 failed: 2551 ms: a timeout fired with no request waiting; replay with SimulatedNetwork(seed: 25)",
+            "what the article shows")
         // docs:begin simulated-replay
-        let replay = try runRetryingClient(seed: seed)
+        let network = SimulatedNetwork(seed: found.seed)
+        let replay = try runRetryingClient(on: network)
+        network.shutdown()
         // docs:end
-        XCTAssertEqual(replay, found, "the replay of seed \(seed) is the same run, byte for byte")
+        XCTAssertEqual(replay, failed, "the replay of seed \(found.seed) is the same run, byte for byte")
         XCTAssertFalse(replay.violations.isEmpty)
-        XCTAssertLessThan(failing.count, 1_000, "most seeds pass: the bug needs a reset while a request waits")
-        for seed in failing {
-            XCTAssertEqual(try runRetryingClient(seed: seed, fixed: true).violations, [], "seed \(seed) with the fix")
-        }
-        print("bug hunt: \(failing.count) of 1,000 seeds fail; first \(seed)")
+
+        let fixedNetwork = SimulatedNetwork(seed: found.seed)
+        XCTAssertEqual(try runRetryingClient(on: fixedNetwork, fixed: true).violations, [], "the fix")
+        fixedNetwork.shutdown()
         print((replay.output + replay.violations).map { "  \($0)" }.joined(separator: "\n"))
+    }
+
+    func testTheFixedClientPassesEverySeed() throws {
+        try SimulatedNetwork.run(seeds: 0..<200) { network in
+            let run = try runRetryingClient(on: network, fixed: true)
+            if !run.violations.isEmpty { throw run }
+        }
     }
 }
 
