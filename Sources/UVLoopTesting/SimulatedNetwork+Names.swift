@@ -2,7 +2,7 @@ import CLibUV
 import UVLoop
 
 /// How a name lookup on a ``SimulatedNetwork`` fails, as the system's resolver fails: the error
-/// is ``LoopError/libuv(function:code:)`` with function `getaddrinfo` and the code given here.
+/// is `LoopError.libuv(function:code:)` with function `getaddrinfo` and the code given here.
 public enum SimulatedLookupFailure: Sendable, Hashable {
     /// The name does not exist (`UV_EAI_NONAME`, a DNS server's NXDOMAIN).
     case notFound
@@ -41,7 +41,7 @@ extension SimulatedNetwork {
     /// Makes `name` resolve to `addresses` (IP addresses, in the order lookups return them),
     /// replacing what it resolved to, and ending a ``failLookups(of:with:)`` of it. Names match
     /// without regard to case, as DNS names do.
-    /// - Throws: ``LoopError/invalidArgument(_:)`` for an empty list or an entry that is not an
+    /// - Throws: `LoopError.invalidArgument` for an empty list or an entry that is not an
     ///   IP address.
     public func setName(_ name: String, addresses: [String]) throws(LoopError) {
         guard !addresses.isEmpty else {
