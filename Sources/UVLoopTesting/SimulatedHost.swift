@@ -1,14 +1,14 @@
 import CLibUV
 import UVLoop
 
-/// One host of a ``SimulatedNetwork``: a name, an IP address and a manual-clock ``Loop`` whose
+/// One host of a ``SimulatedNetwork``: a name, an IP address and a manual-clock `Loop` whose
 /// listeners and connections go through the simulated network.
 ///
 /// Give ``loop`` to the code under test. Threading: the test's thread only (the network's).
 public final class SimulatedHost {
     /// The host's name, which the network's calls (links, partitions, faults) use.
     public let name: String
-    /// The host's IP address, as ``SocketAddress/ip`` spells it.
+    /// The host's IP address, as `SocketAddress.ip` spells it.
     public let address: String
     /// The host's loop: a real loop with a manual clock, owned by the test's thread, which the
     /// network steps. Its `listen(on:)` and `connect(to:)` open simulated streams.
@@ -59,8 +59,9 @@ public final class SimulatedHost {
 
 /// One simulated connection: its two ends, their hosts, and the order of arrivals each way.
 final class SimulatedConnectionRecord {
-    /// The connecting end (0) and the accepted end (1).
-    let ends: [SimulatedStream]
+    /// The connecting end (0) and the accepted end (1); weak, as each end holds this record.
+    private weak var client: SimulatedStream?
+    private weak var server: SimulatedStream?
     let hosts: [SimulatedHost]
     /// The latest arrival each way (0: from the connecting end), so that bytes stay in order.
     var lastArrival: [UInt64] = [0, 0]
@@ -68,12 +69,16 @@ final class SimulatedConnectionRecord {
     var closed = [false, false]
     var isReset = false
 
-    init(ends: [SimulatedStream], hosts: [SimulatedHost]) {
-        self.ends = ends
+    init(client: SimulatedStream, server: SimulatedStream, hosts: [SimulatedHost]) {
+        self.client = client
+        self.server = server
         self.hosts = hosts
     }
 
-    func side(of stream: SimulatedStream) -> Int { ends[0] === stream ? 0 : 1 }
+    func side(of stream: SimulatedStream) -> Int { client === stream ? 0 : 1 }
+
+    /// The end on `side`, while it exists.
+    func end(_ side: Int) -> SimulatedStream? { side == 0 ? client : server }
 }
 
 extension SimulatedHost: StreamSimulation {
@@ -109,21 +114,22 @@ extension SimulatedHost: StreamSimulation {
     package func send(_ stream: SimulatedStream, _ bytes: [UInt8]) {
         guard let record = stream.record as? SimulatedConnectionRecord, !record.isReset else { return }
         let side = record.side(of: stream)
-        let peer = record.ends[1 - side]
+        guard let peer = record.end(1 - side) else { return }
         network.transmit(record: record, from: side, byteCount: bytes.count) { peer.receive(bytes) }
     }
 
     package func sendEnd(_ stream: SimulatedStream) {
+        network.lingering[ObjectIdentifier(stream)] = nil
         guard let record = stream.record as? SimulatedConnectionRecord, !record.isReset else { return }
         let side = record.side(of: stream)
-        let peer = record.ends[1 - side]
+        guard let peer = record.end(1 - side) else { return }
         network.transmit(record: record, from: side, byteCount: 0) { peer.receiveEnd() }
     }
 
     package func acknowledge(_ stream: SimulatedStream, _ count: Int) {
         guard let record = stream.record as? SimulatedConnectionRecord, !record.isReset else { return }
         let side = record.side(of: stream)
-        let peer = record.ends[1 - side]
+        guard let peer = record.end(1 - side) else { return }
         network.transmit(record: record, from: side, byteCount: 0, ordered: false) { peer.acknowledged(count) }
     }
 
@@ -135,10 +141,11 @@ extension SimulatedHost: StreamSimulation {
         guard let record = stream.record as? SimulatedConnectionRecord else { return }
         let side = record.side(of: stream)
         record.closed[side] = true
+        // A closed stream whose kernel still sends lives on until its end goes out (or a reset).
+        network.lingering[ObjectIdentifier(stream)] = reset || !stream.hasUnsentBytes ? nil : stream
         if record.closed[1 - side] { network.connections.removeAll { $0 === record } }
         // A graceful close sends the end itself (`sendEnd`), after what its kernel still holds.
-        guard reset, !record.isReset else { return }
-        let peer = record.ends[1 - side]
+        guard reset, !record.isReset, let peer = record.end(1 - side) else { return }
         record.isReset = true
         network.record("\(name) resets a connection to \(record.hosts[1 - side].name)")
         network.transmit(record: record, from: side, byteCount: 0) { peer.receiveReset() }

@@ -1,7 +1,7 @@
 import UVLoop
 
 /// A fault that ``SimulatedNetwork/schedule(_:at:)`` injects at a chosen instant (or
-/// ``SimulatedNetwork/scheduleRandomFaults(_:within:hosts:)`` at seeded ones).
+/// ``SimulatedNetwork/scheduleRandomFaults(_:within:hosts:kinds:)`` at seeded ones).
 public enum SimulatedFault: Sendable, Hashable {
     /// ``SimulatedNetwork/partition(_:from:)``.
     case partition([String], from: [String])
@@ -60,7 +60,7 @@ extension SimulatedNetwork {
     }
 
     /// Resets every open connection between `first` and `second`: both ends read `ECONNRESET`
-    /// (``LoopError/libuv(function:code:)`` with `UV_ECONNRESET`, as from a real socket), bytes not
+    /// (`LoopError.libuv` with `UV_ECONNRESET`, as from a real socket), bytes not
     /// yet read are dropped, and queued and later writes fail with it.
     /// - Parameters:
     ///   - first: a host's name.
@@ -74,7 +74,7 @@ extension SimulatedNetwork {
             guard indexes == [one, two] || (one == two && indexes == [one]) else { continue }
             connection.isReset = true
             for side in 0..<2 {
-                let end = connection.ends[side]
+                guard let end = connection.end(side) else { continue }
                 schedule(at: now, host: connection.hosts[side].index) { end.receiveReset() }
             }
         }

@@ -18,11 +18,6 @@ extension SimulatedNetwork {
     /// Runs `body` once for each seed, each time with a new network made from that seed, and
     /// shuts the network down after it. Stops at the first seed whose `body` throws.
     ///
-    /// ```swift
-    /// try SimulatedNetwork.run(seeds: 0..<1000) { network in
-    ///     // add hosts, start the code under test, move time, throw on a wrong outcome
-    /// }
-    /// ```
     /// Call on the test's thread. A failure says which seed failed and how to replay it: a
     /// network made with that seed and the same `body` runs the same way again, byte for byte.
     /// - Parameters:

@@ -73,7 +73,7 @@ extension SimulatedNetwork {
             let accepted = SimulatedStream(simulation: server)
             accepted.localAddress = listener.localAddress
             accepted.remoteAddress = stream.localAddress
-            let connection = SimulatedConnectionRecord(ends: [stream, accepted], hosts: [client, server])
+            let connection = SimulatedConnectionRecord(client: stream, server: accepted, hosts: [client, server])
             connection.lastArrival[1] = answer
             stream.record = connection
             accepted.record = connection

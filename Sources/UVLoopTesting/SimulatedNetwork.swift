@@ -1,21 +1,19 @@
 import UVLoop
 
-/// A deterministic network of named hosts in one test: each host is a real ``Loop`` on a manual
+/// A deterministic network of named hosts in one test: each host is a real `Loop` on a manual
 /// clock, and their listeners and connections talk through the simulation in memory, with no
 /// kernel socket and no thread. Bytes move, and timers fire, only as the test moves time.
 ///
 /// The code under test does not change: it gets a host's ``SimulatedHost/loop`` and calls
-/// `listen(on:)` and `connect(to:)` with ``SocketAddress``es, and uses the ``StreamListener``s and
-/// ``StreamConnection``s it gets, backpressure, water marks and all.
+/// `listen(on:)` and `connect(to:)` with `SocketAddress`es, and uses the `StreamListener`s and
+/// `StreamConnection`s it gets, backpressure, water marks and all.
 ///
-/// ```swift
-/// let network = SimulatedNetwork(seed: 42)
-/// let server = try network.addHost("server", address: "10.0.0.1")
-/// let client = try network.addHost("client", address: "10.0.0.2")
-/// network.setLink(from: "client", to: "server", SimulatedLink(latency: .milliseconds(5)))
-/// // ... server.loop.listen(on:), client.loop.connect(to:) ...
-/// try network.advanceTime(by: .milliseconds(10))
-/// ```
+/// Create the network with a seed, add hosts (``addHost(_:address:)``), set links between them
+/// (``setLink(from:to:_:oneWay:)``), start the code under test on the hosts' loops, and move
+/// time with ``advanceTime(by:)``; inject faults (``partition(_:from:)``, ``stall(_:for:)``,
+/// ``resetConnections(between:and:)``, ``refuseConnections(to:port:)``) when the test wants
+/// them, or schedule them (``schedule(_:at:)``, ``scheduleRandomFaults(_:within:hosts:kinds:)``).
+/// ``run(seeds:_:)`` runs a test over many seeds and names the one that fails.
 ///
 /// Threading: everything runs on the thread that created the network (the test's): its calls, and
 /// every host's loop, whose thread it is. Ordering: deliveries happen in (due time, the order they
@@ -55,6 +53,8 @@ public final class SimulatedNetwork {
     var heldTransmissions: [() -> Void] = []
     /// The connections open between hosts, in the order they were made.
     var connections: [SimulatedConnectionRecord] = []
+    /// Closed streams whose kernel still has bytes to send, kept until their end goes out.
+    var lingering: [ObjectIdentifier: SimulatedStream] = [:]
 
     /// Creates an empty network whose random choices come from `seed`.
     /// - Parameter seed: the generator's seed; a failing run replays with the same one.
@@ -67,7 +67,7 @@ public final class SimulatedNetwork {
 
     /// Adds a host named `name` with the IPv4 or IPv6 `address`; its ``SimulatedHost/loop`` is a
     /// new manual-clock loop on this thread, at the network's time.
-    /// - Throws: ``LoopError/invalidArgument(_:)`` when the name or the address is taken, or the
+    /// - Throws: `LoopError.invalidArgument` when the name or the address is taken, or the
     ///   address is not an IP address.
     public func addHost(_ name: String, address: String) throws(LoopError) -> SimulatedHost {
         if hosts.contains(where: { $0.name == name }) {
@@ -118,7 +118,7 @@ public final class SimulatedNetwork {
 
     /// Moves the network's time, and every host's clock, forward by `duration`: see
     /// ``advanceTime(to:)``.
-    /// - Throws: ``LoopError/invalidArgument(_:)`` for a negative duration.
+    /// - Throws: `LoopError.invalidArgument` for a negative duration.
     public func advanceTime(by duration: Duration) throws(LoopError) {
         guard duration >= .zero else {
             throw .invalidArgument("SimulatedNetwork.advanceTime(by:) needs a non-negative duration (got \(duration))")
@@ -190,6 +190,7 @@ public final class SimulatedNetwork {
         events.removeAll()
         heldTransmissions.removeAll()
         connections.removeAll()
+        lingering.removeAll()
     }
 
     private func setTime(_ instant: LoopInstant) {

@@ -100,4 +100,29 @@ final class SimulatedNetworkTests: XCTestCase {
         // program: the misuse program's cases simulated-network-advance-from-a-callback and
         // simulated-network-unknown-host.
     }
+
+    func testAShutDownNetworkLeavesNothingAlive() throws {
+        weak var loop: Loop?
+        weak var host: SimulatedHost?
+        weak var connection: StreamConnection?
+        do {
+            let network = SimulatedNetwork(seed: 1)
+            let server = try network.addHost("server", address: "10.0.0.1")
+            let client = try network.addHost("client", address: "10.0.0.2")
+            let listener = try Echo.serve(on: server.loop, at: try SocketAddress(ip: "10.0.0.1", port: 7))
+            try client.loop.connect(to: listener.localAddress) { result in
+                connection = try? result.get()
+                // Stays open, with bytes the server has not read: the shutdown closes it.
+                try? connection?.write([UInt8](repeating: 3, count: 300_000))
+            }
+            try network.advanceTime(by: .seconds(1))
+            XCTAssertNotNil(connection)
+            network.shutdown()
+            loop = client.loop
+            host = server
+        }
+        XCTAssertNil(loop, "the host's loop was released")
+        XCTAssertNil(host, "the host was released")
+        XCTAssertNil(connection, "the connection was released")
+    }
 }

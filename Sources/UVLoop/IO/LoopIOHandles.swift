@@ -22,8 +22,9 @@ final class LoopIOHandles {
     /// The buffer every datagram socket on this loop receives into (see `DatagramReceiveBuffer`).
     lazy var datagramReceiveBuffer = DatagramReceiveBuffer()
     /// The simulated network this loop's host is on (UVLoopTesting's `SimulatedNetwork`): its
-    /// listeners and connections are simulated (see `Loop+StreamSimulation.swift`).
-    var streamSimulation: (any StreamSimulation)?
+    /// listeners and connections are simulated (see `Loop+StreamSimulation.swift`). Weak: the
+    /// simulation's host holds this loop.
+    weak var streamSimulation: (any StreamSimulation)?
     /// The simulated datagram sockets of that host, by port (see `SimulatedDatagramSocket`).
     lazy var simulatedDatagramPorts = SimulatedDatagramPorts()
     /// The names the simulated network answers lookups from (UVLoopTesting's own table, shared

@@ -271,6 +271,9 @@ package final class SimulatedStream {
         }
     }
 
+    /// Whether the kernel still holds bytes to send (a closed stream sends them, then its end).
+    package var hasUnsentBytes: Bool { !kernelBuffer.isEmpty }
+
     private func dropKernelBuffer() {
         kernelBuffer.removeAll()
         kernelBufferedBytes = 0
