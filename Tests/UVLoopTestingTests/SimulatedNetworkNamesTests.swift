@@ -132,4 +132,28 @@ final class SimulatedNetworkNamesTests: XCTestCase {
         }
         XCTAssertThrowsError(try network.setName("db", addresses: []))
     }
+
+    func testAShutDownNetworkWithDatagramSocketsAndLookupsLeavesNothingAlive() throws {
+        weak var loop: Loop?
+        weak var host: SimulatedHost?
+        weak var socket: DatagramSocket?
+        do {
+            let network = SimulatedNetwork(seed: 1)
+            let one = try network.addHost("one", address: "10.0.0.1")
+            let two = try network.addHost("two", address: "10.0.0.2")
+            network.setLink(from: "one", to: "two", SimulatedLink(latency: .milliseconds(5), reordering: 1))
+            let receiving = try two.loop.openDatagramSocket(bindingTo: SocketAddress(ip: "10.0.0.2", port: 9))
+            let sending = try one.loop.openDatagramSocket(bindingTo: SocketAddress(ip: "10.0.0.1", port: 0))
+            try sending.send([1], to: receiving.localAddress)   // held back, then in flight
+            try one.loop.resolve(host: "two", port: 9) { _ in }   // pending
+            try network.advanceTime(by: .milliseconds(1))
+            network.shutdown()
+            loop = one.loop
+            host = two
+            socket = receiving
+        }
+        XCTAssertNil(loop, "the host's loop was released")
+        XCTAssertNil(host, "the host was released")
+        XCTAssertNil(socket, "the datagram socket was released")
+    }
 }
