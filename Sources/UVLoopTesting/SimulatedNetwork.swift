@@ -201,10 +201,12 @@ public final class SimulatedNetwork {
         }
     }
 
-    /// The earliest instant after now at which something is due.
+    /// The earliest instant after now at which something is due (what is due by now,
+    /// `runUntilIdle()` has run: a later instant is what moves time forward).
     private func nextDeadline() -> LoopInstant? {
         var earliest: LoopInstant?
         func consider(_ instant: LoopInstant) {
+            guard instant > now else { return }
             if earliest.map({ instant < $0 }) ?? true { earliest = instant }
         }
         for event in events { consider(effectiveTime(event)) }
@@ -214,7 +216,7 @@ public final class SimulatedNetwork {
                 consider(max(deadline, host.stalledUntil ?? deadline))
             }
         }
-        return earliest.map { max($0, now) }
+        return earliest
     }
 
     private func effectiveTime(_ event: SimulatedEvent) -> LoopInstant {

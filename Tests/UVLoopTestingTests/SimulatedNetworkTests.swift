@@ -16,6 +16,8 @@ final class SimulatedNetworkTests: XCTestCase {
             // The loop's shutdown ends the listener with a last failure.
             guard case .success(let connection) = result else { return }
             events.append("accepted at \(server.loop.now.nanoseconds / 1_000_000) ms")
+            XCTAssertEqual(connection.remoteAddress?.ip, "10.0.0.2")
+            XCTAssertEqual(connection.localAddress, try? SocketAddress(ip: "10.0.0.1", port: 7))
             try? connection.startReading { connection, read in
                 if case .bytes(let bytes) = read { try? connection.write(Array(bytes)) }
             }
@@ -24,6 +26,8 @@ final class SimulatedNetworkTests: XCTestCase {
         try client.loop.connect(to: try SocketAddress(ip: "10.0.0.1", port: 7)) { result in
             guard case .success(let connection) = result else { return XCTFail("connect: \(result)") }
             events.append("connected at \(client.loop.now.nanoseconds / 1_000_000) ms")
+            XCTAssertEqual(connection.remoteAddress, try? SocketAddress(ip: "10.0.0.1", port: 7))
+            XCTAssertEqual(connection.localAddress?.ip, "10.0.0.2")
             try? connection.startReading { _, read in
                 if case .bytes(let bytes) = read {
                     events.append("read \(String(decoding: bytes, as: UTF8.self)) at \(client.loop.now.nanoseconds / 1_000_000) ms")
@@ -124,5 +128,13 @@ final class SimulatedNetworkTests: XCTestCase {
         XCTAssertNil(loop, "the host's loop was released")
         XCTAssertNil(host, "the host was released")
         XCTAssertNil(connection, "the connection was released")
+    }
+
+    func testAHostsLoopWhoseNetworkWasReleasedRefusesToOpenStreams() throws {
+        let loop = try SimulatedNetwork(seed: 1).addHost("host", address: "10.0.0.1").loop
+        XCTAssertThrowsError(try loop.listen(on: try SocketAddress(ip: "10.0.0.1", port: 7)) { _ in }) {
+            XCTAssertTrue("\($0)".contains("keep the SimulatedNetwork alive"), "\($0)")
+        }
+        loop.shutdown()
     }
 }

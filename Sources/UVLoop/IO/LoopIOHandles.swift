@@ -24,7 +24,12 @@ final class LoopIOHandles {
     /// The simulated network this loop's host is on (UVLoopTesting's `SimulatedNetwork`): its
     /// listeners and connections are simulated (see `Loop+StreamSimulation.swift`). Weak: the
     /// simulation's host holds this loop.
-    weak var streamSimulation: (any StreamSimulation)?
+    weak var streamSimulation: (any StreamSimulation)? {
+        didSet { isSimulated = streamSimulation != nil }
+    }
+    /// Whether the loop is a simulated host: a plain load for the stream verbs, which read the
+    /// weak reference only then.
+    private(set) var isSimulated = false
     /// The simulated datagram sockets of that host, by port (see `SimulatedDatagramSocket`).
     lazy var simulatedDatagramPorts = SimulatedDatagramPorts()
     /// The names the simulated network answers lookups from (UVLoopTesting's own table, shared

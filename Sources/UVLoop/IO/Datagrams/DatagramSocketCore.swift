@@ -48,7 +48,7 @@ final class DatagramSocketCore: IOHandleCore<UDPHandle>, UDPHandleDelegate {
             throw .invalidArgument("ipv6Only applies to a socket bound to an IPv6 address (got \(address))")
         }
         try super.init(loop: loop)
-        if let simulation = loop.engine.ioHandles.streamSimulation as? any DatagramSimulation {
+        if let simulation = try loop.streamSimulation() as? any DatagramSimulation {
             try openSimulated(on: simulation, address: address, options: options)
             return
         }

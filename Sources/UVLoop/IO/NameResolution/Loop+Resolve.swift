@@ -38,7 +38,7 @@ extension Loop {
             case .failure(let error): lookup.finish(.failure(error))
             }
         }
-        if let simulation = engine.ioHandles.streamSimulation as? any NameSimulation {
+        if let simulation = try streamSimulation() as? any NameSimulation {
             let request = AddressLookupRequest.startSimulated(on: simulation, loop: self, host: host, port: port, finish)
             core.open(request, keepsOwnerLoopAlive: true)
             return lookup

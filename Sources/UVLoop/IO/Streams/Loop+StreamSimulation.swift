@@ -22,6 +22,18 @@ extension Loop {
         finishIfShutDown(engine)
     }
 
+    /// The simulation this loop's streams open on; nil for a real loop (one load and a branch).
+    /// - Throws: `LoopError.invalidArgument` when the loop's simulated network was released.
+    @inline(__always)
+    func streamSimulation() throws(LoopError) -> (any StreamSimulation)? {
+        guard engine.ioHandles.isSimulated else { return nil }
+        guard let simulation = engine.ioHandles.streamSimulation else {
+            throw .invalidArgument(
+                "this loop is a host of a simulated network that was released; keep the SimulatedNetwork alive while its hosts open streams")
+        }
+        return simulation
+    }
+
     func openSimulatedListener(
         on address: SocketAddress, simulation: any StreamSimulation,
         handler: ((Result<StreamConnection, LoopError>) -> Void)?

@@ -51,7 +51,7 @@ extension Loop {
         guard backlog >= 1, let backlog = Int32(exactly: backlog) else {
             throw .invalidArgument("backlog must be 1 through \(Int32.max) (got \(backlog))")
         }
-        if let simulation = engine.ioHandles.streamSimulation {
+        if let simulation = try streamSimulation() {
             return try openSimulatedListener(on: address, simulation: simulation, handler: handler)
         }
         let isUnix = address.family == .unix
@@ -130,7 +130,7 @@ extension Loop {
     func startConnect(
         to address: SocketAddress, _ completion: @escaping (Result<StreamConnection, LoopError>) -> Void
     ) throws(LoopError) -> StreamConnectionCore {
-        if let simulation = engine.ioHandles.streamSimulation {
+        if let simulation = try streamSimulation() {
             return try startSimulatedConnect(to: address, simulation: simulation, completion)
         }
         let core = try StreamConnectionCore(loop: self, kind: address.family == .unix ? .pipe : .tcp)

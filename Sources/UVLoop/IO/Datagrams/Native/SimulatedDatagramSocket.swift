@@ -187,7 +187,9 @@ extension UDPHandle {
     init(simulated: SimulatedDatagramSocket, loop: NativeLoop, receiveBuffer: DatagramReceiveBuffer, receiveLength: Int) throws(LoopError) {
         let context = UDPHandleContext(receiveBuffer: receiveBuffer, receiveLength: receiveLength)
         handle = try LibUVHandle("uv_udp_init", initialize: { uv_udp_init(loop.pointer, $0) }, context: context)
-        self.simulated = simulated
+        // Unmanaged: the context, set just below, holds the socket until the close callback.
+        simulatedReference = .passUnretained(simulated)
+        context.simulated = simulated
         simulated.context = context
     }
 }

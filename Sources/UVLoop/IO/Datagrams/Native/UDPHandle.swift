@@ -34,7 +34,12 @@ struct UDPHandle: NativeIOHandle {
     /// The simulated socket behind a datagram socket of a simulated network's host (see
     /// `SimulatedDatagramSocket.swift`), nil for a real one: each verb below that the simulation
     /// answers checks it first (one predictable branch on a real socket).
-    var simulated: SimulatedDatagramSocket?
+    @inline(__always)
+    var simulated: SimulatedDatagramSocket? { simulatedReference?.takeUnretainedValue() }
+    /// The same, unretained, so that the handle stays a plain value (a core reading its handle
+    /// retains and releases nothing). Safe because the handle's context holds the simulated
+    /// socket strongly until the close callback, and the handle is not used after it.
+    var simulatedReference: Unmanaged<SimulatedDatagramSocket>?
 
     var pointer: UnsafeMutablePointer<uv_udp_t> { handle.pointer }
 
@@ -227,6 +232,8 @@ struct UDPHandle: NativeIOHandle {
 /// until its close callback: the delegate, the loop's receive buffer, and free send requests.
 final class UDPHandleContext: HandleContext {
     var delegate: (any UDPHandleDelegate)?
+    /// The simulated socket of a simulated datagram socket, kept until the close callback.
+    var simulated: SimulatedDatagramSocket?
     let receiveBuffer: DatagramReceiveBuffer
     /// How much of the buffer one receive is given: the whole buffer for batched receives (libuv
     /// cuts it into 64 KiB slots), else the socket's largest datagram.
@@ -241,6 +248,7 @@ final class UDPHandleContext: HandleContext {
     override func handleDidClose() {
         delegate?.udpDidClose()
         delegate = nil
+        simulated = nil
     }
 
     func takeSendRequest() -> DatagramSendRequest {

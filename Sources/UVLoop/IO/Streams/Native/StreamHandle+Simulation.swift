@@ -15,7 +15,8 @@ extension StreamHandle {
             },
             context: context)
         kind = .tcp
-        self.simulated = simulated
+        // Unmanaged: the context, set just below, holds the stream until the close callback.
+        simulatedReference = .passUnretained(simulated)
         context.simulated = simulated
         simulated.context = context
     }

@@ -38,7 +38,14 @@ struct StreamHandle: NativeIOHandle {
     /// The simulated socket behind a stream of a simulated network's host (see
     /// `StreamHandle+Simulation.swift`), nil for a real one: each verb below that the simulation
     /// answers checks it first (one predictable branch on a real stream).
-    var simulated: SimulatedStream?
+    ///
+    @inline(__always)
+    var simulated: SimulatedStream? { simulatedReference?.takeUnretainedValue() }
+
+    /// Unmanaged: keeps this struct a plain value (no retain and release each time a core reads
+    /// its handle). Safe because the handle's context holds the simulated stream strongly until
+    /// libuv's close callback, and a core uses its handle only while open, before that.
+    var simulatedReference: Unmanaged<SimulatedStream>?
 
     var pointer: UnsafeMutablePointer<uv_stream_t> { handle.pointer }
 
