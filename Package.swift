@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "UVLoopTesting", dependencies: ["UVLoop"]),
         .target(name: "CUVLoop", dependencies: ["CLibUV"]),
         .target(name: "UVLoopC", dependencies: ["UVLoop", "CUVLoop", "CLibUV"]),
-        .executableTarget(name: "uvloop-demo", dependencies: ["UVLoop", "UVOperations", "UVEvents", "UVLoopC", "CUVLoop", "CLibUV"]),
+        .executableTarget(name: "uvloop-demo", dependencies: ["UVLoop", "UVOperations", "UVEvents", "UVLoopC", "UVLoopTesting", "CUVLoop", "CLibUV"]),
         // A runnable example (Examples/), built with the package.
         .executableTarget(name: "uvloop-echo", dependencies: ["UVLoop"], path: "Examples/echo-server"),
         // A test fixture: commits one misuse per case, for scripts/check-misuse-messages.

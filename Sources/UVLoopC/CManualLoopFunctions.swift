@@ -51,19 +51,13 @@ public func uvloop_advance(_ l: OpaquePointer?, _ ns: UInt64) -> Int32 {
     let loop = cLoop.loop
     guard loop.clockSource == .manual else { return UVLOOP_EINVAL }
     if let refusal = refusalToStep(cLoop) { return refusal }
-    // As Swift's advanceTime(by:): what is ready runs first; then the clock stops at each due
-    // deadline in turn, so that every callback sees its own deadline as now, and work it posts
-    // or schedules up to the end runs before time moves on.
+    // As Swift's advanceTime(by:), through the same stepping: what is ready runs first; then the
+    // clock stops at each due deadline in turn, so that every callback sees its own deadline as
+    // now, and work it posts or schedules up to the end runs before time moves on.
     let start = loop.now.nanoseconds
     let end = LoopInstant(nanoseconds: start &+ ns < start ? .max : start &+ ns)
     return cResult { () throws(LoopError) in
-        try loop.runUntilIdle()
-        while let next = loop.earliestTimerDeadline, next <= end {
-            loop.setManualTime(next)
-            try loop.runUntilIdle()
-        }
-        loop.setManualTime(end)
-        try loop.runUntilIdle()
+        try loop.advanceManualClock(to: end) { () throws(LoopError) in try loop.runUntilIdle() }
     }
 }
 

@@ -8,7 +8,11 @@ extension Loop {
     /// The loop is the real one (real `uv_run`, real libuv handles); only its time source differs:
     /// time starts at zero and moves when the test calls ``advanceTime(by:)`` or
     /// ``advanceTime(to:)``. The calling thread is the loop's thread: the test steps the loop
-    /// there (`runUntilIdle()`, or the two calls above).
+    /// there (`runUntilIdle()`, or the two calls above). For an `async` test, which may resume
+    /// on another thread after each `await`, use `Loop.startThread(clock: .manual)` and
+    /// ``UVLoop/LoopThread/advanceTime(by:)`` instead: on a loop made here by async code, an
+    /// awaited async call of the loop stops the program with a message saying so, unless a task
+    /// the loop runs (`Task(executorPreference: loop)`) makes it while the test steps the loop.
     ///
     /// ```swift
     /// let loop = try Loop.manual()
@@ -61,13 +65,7 @@ extension Loop {
     ///   stops the program (the loop is not re-entrant).
     public func advanceTime(to deadline: LoopInstant) throws(LoopError) {
         preconditionManualClock("Loop.advanceTime(to:)")
-        try runUntilIdle()
-        while let next = earliestTimerDeadline, next <= deadline {
-            setManualTime(next)
-            try runUntilIdle()
-        }
-        setManualTime(deadline)
-        try runUntilIdle()
+        try advanceManualClock(to: deadline) { () throws(LoopError) in try runUntilIdle() }
     }
 
     /// The deadline of the earliest pending timer, if any. Loop thread only (elsewhere it stops

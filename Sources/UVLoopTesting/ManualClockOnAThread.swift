@@ -5,7 +5,8 @@ import UVLoop
 ///
 /// An `async` test cannot step a loop made with ``UVLoop/Loop/manual(postBudget:)``: after an
 /// `await` it may resume on another thread than the loop's, and while it awaits one of the loop's
-/// async calls nothing steps the loop. Start the loop on a thread instead, with
+/// async calls nothing steps the loop (such an await stops the program with a message saying
+/// so, rather than hang). Start the loop on a thread instead, with
 /// `Loop.startThread(clock: .manual)`, and move its time with these calls:
 ///
 /// ```swift
@@ -43,19 +44,22 @@ extension LoopThread {
     /// - Throws: `LoopError.shutDown` once the loop has shut down.
     public func advanceTime(to deadline: LoopInstant) async throws(LoopError) {
         let loop = loop
-        try await onLoop { loop.preconditionManualClock("LoopThread.advanceTime(to:)") }
-        try await runUntilIdle()
-        // The earliest deadline is read and the clock set to it in one hop, so that a timer
-        // scheduled from another thread in between cannot be passed over.
-        while try await onLoop({ () -> Bool in
-            guard let next = loop.earliestTimerDeadline, next <= deadline else { return false }
-            loop.setManualTime(next)
-            return true
-        }) {
+        var advance = ManualClockAdvance(to: deadline)
+        var first = true
+        // Each step reads the earliest deadline and sets the clock to it in one hop, so that a
+        // timer scheduled from another thread in between cannot be passed over.
+        while true {
+            let (moved, settle) = try await onLoop { [advance, first] () -> (ManualClockAdvance, Bool) in
+                if first { loop.preconditionManualClock("LoopThread.advanceTime(to:)") }
+                var moved = advance
+                let settle = moved.moveClock(of: loop)
+                return (moved, settle)
+            }
+            advance = moved
+            first = false
+            guard settle else { return }
             try await runUntilIdle()
         }
-        try await onLoop { loop.setManualTime(deadline) }
-        try await runUntilIdle()
     }
 
     /// Returns once the loop has nothing to do: no posted work, no due timer, no I/O callback in

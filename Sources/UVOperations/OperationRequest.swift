@@ -134,7 +134,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
                         state.continuations.append(continuation)
                         return false
                     }
-                    if finished { continuation.resume() }
+                    if finished { continuation.resume() } else { loop.preconditionSteppedWhileAwaiting("OperationRequest.outcome") }
                 }
             } onCancel: {
                 cancel()

@@ -77,6 +77,7 @@ public final class ChunkedLoop: Sendable {
                         outcome.waiters.append(continuation)
                         return nil
                     }
+                    if ready == nil { loop.preconditionSteppedWhileAwaiting("ChunkedLoop.completion") }
                     if let ready { continuation.resume(returning: ready) }
                 }
             } onCancel: {

@@ -35,6 +35,11 @@ final class LoopIOHandles {
     /// Whether the loop is a simulated host: a plain load for the stream verbs, which read the
     /// weak reference only then.
     private(set) var isSimulated = false
+    /// The simulated datagram sockets of that host, by port (see `SimulatedDatagramSocket`).
+    lazy var simulatedDatagramPorts = SimulatedDatagramPorts()
+    /// The names the simulated network answers lookups from (UVLoopTesting's own table, shared
+    /// by its hosts' loops).
+    var simulatedNameTable: AnyObject?
     /// The loop's file-system requests, once it has made one (`LoopEngine.fileSystemRequests`).
     var fileSystemRequests: FileSystemRequests?
     /// Name lookups and file transfers (`sendfile`) whose answer has not come back from libuv's

@@ -171,6 +171,7 @@ extension Loop {
     public nonisolated(nonsending) func invoke<T: Sendable>(
         _ work: @escaping @Sendable () throws -> T
     ) async throws -> T {
+        preconditionSteppedWhileAwaiting("Loop.invoke(_:)")
         if isOnLoopThread {
             try lifecycle.admitInline()
             return try work()
@@ -219,9 +220,11 @@ extension Loop {
     /// continuation, with ``LoopError/cancelled``, unless `start` or an event has already). A loop
     /// that refuses the work makes the call throw its refusal.
     func suspendOnLoopThread<Value: Sendable>(
+        caller: StaticString = #function,
         _ start: @escaping @Sendable (StreamWaiter, LoopContinuation<Value>) -> Void,
         cancel: @escaping @Sendable (StreamWaiter) -> Void
     ) async throws(LoopError) -> Value {
+        preconditionSteppedWhileAwaiting("\(caller)")
         let waiter = StreamWaiter()
         defer { LoopContinuation<Value>.acquire(waiter) }
         let result = await withTaskCancellationHandler {

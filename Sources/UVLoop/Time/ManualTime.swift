@@ -6,6 +6,10 @@ import Synchronization
 final class ManualTime: Sendable {
     private let nanoseconds = Atomic<UInt64>(0)
 
+    /// Whether the loop was made by async code (inside a task): such a loop's thread is whichever
+    /// thread the task ran on then, and no code of the task can step it while the task waits.
+    let madeInsideATask = withUnsafeCurrentTask { $0 != nil }
+
     /// The clock's reading. Any thread.
     var now: UInt64 { nanoseconds.load(ordering: .acquiring) }
 

@@ -136,6 +136,7 @@ extension Loop {
     }
 
     private func sleep(deadline: Deadline, isolation: isolated (any Actor)?) async throws {
+        preconditionSteppedWhileAwaiting("Loop.sleep")
         try Task.checkCancellation()
         let waiter = SleepWaiter(timer: makeTimer())
         try await withTaskCancellationHandler {

@@ -40,7 +40,9 @@ func inTasks(_ body: @escaping @Sendable () async throws -> Void) {
         _ = write(writeEnd, "x", 1)
     }
     var byte: UInt8 = 0
-    _ = read(fds[0], &byte, 1)
+    // Retried when a signal interrupts it: the runtime's backtracer, stopping the program from
+    // a task, signals every thread, and this one must not go on to report that nothing stopped it.
+    while read(fds[0], &byte, 1) < 0, errno == EINTR {}
 }
 
 /// Two tasks on one actor, each calling `next` on a copy of one ticks iterator kept by the actor:

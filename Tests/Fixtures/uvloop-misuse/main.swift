@@ -248,6 +248,20 @@ let cases: [String: () throws -> Void] = [
             _ = await (first.result, second.result)
         }
     },
+    "await-connect-on-manual-loop-made-by-async-code": {
+        // An async test's body: the loop is made inside a task, and nothing steps it while the
+        // task awaits.
+        inTasks {
+            let loop = try Loop.manual()
+            _ = try await loop.connect(to: SocketAddress(ip: "127.0.0.1", port: 9))
+        }
+    },
+    "await-sleep-on-manual-loop-made-by-async-code": {
+        inTasks {
+            let loop = try Loop.manual()
+            try await loop.sleep(for: .seconds(1))
+        }
+    },
     "reads-beside-a-read-handler": {
         let (loop, connection) = try connectedConnection()
         try connection.startReading { _, _ in }

@@ -48,6 +48,10 @@ final class DatagramSocketCore: IOHandleCore<UDPHandle>, UDPHandleDelegate {
             throw .invalidArgument("ipv6Only applies to a socket bound to an IPv6 address (got \(address))")
         }
         try super.init(loop: loop)
+        if let simulation = try loop.streamSimulation() as? any DatagramSimulation {
+            try openSimulated(on: simulation, address: address, options: options)
+            return
+        }
         // Batches need the 64 KiB slots libuv cuts the buffer into; a smaller largest datagram
         // receives one at a time into a buffer of that size (and reports longer ones truncated).
         let batched = options.batchedReceive && options.maximumDatagramSize == DatagramReceiveBuffer.slotSize
@@ -61,6 +65,21 @@ final class DatagramSocketCore: IOHandleCore<UDPHandle>, UDPHandleDelegate {
             let status = opened.setReusePort()
             guard status == 0 else { throw fail(status, "setsockopt(SO_REUSEPORT)") }
         }
+        let status = opened.bind(address, reuseAddress: options.reuseAddress, ipv6Only: options.ipv6Only)
+        guard status == 0 else { throw fail(status, "uv_udp_bind") }
+    }
+
+    /// Opens a datagram socket of a simulated network's host and binds it there.
+    private func openSimulated(on simulation: any DatagramSimulation, address: SocketAddress, options: DatagramSocket.Options) throws(LoopError) {
+        let ports = loop.engine.ioHandles.simulatedDatagramPorts
+        let simulated = SimulatedDatagramSocket(
+            simulation: simulation, largestDatagram: options.maximumDatagramSize, receiveBufferSize: ports.receiveBufferSize)
+        let opened = try UDPHandle(
+            simulated: simulated, loop: loop.native, receiveBuffer: loop.engine.ioHandles.datagramReceiveBuffer,
+            receiveLength: options.maximumDatagramSize)
+        opened.setDelegate(self)
+        open(opened, keepsOwnerLoopAlive: true)
+        if options.reusePort { throw fail(UV_ENOTSUP.rawValue, "setsockopt(SO_REUSEPORT)") }
         let status = opened.bind(address, reuseAddress: options.reuseAddress, ipv6Only: options.ipv6Only)
         guard status == 0 else { throw fail(status, "uv_udp_bind") }
     }

@@ -55,6 +55,7 @@ public struct DescriptorReadiness: AsyncSequence, Sendable {
             isolation actor: isolated (any Actor)? = #isolation
         ) async throws(LoopError) -> DescriptorEvents? {
             let watch = owner.watch
+            watch.loop.preconditionSteppedWhileAwaiting("DescriptorWatch's readiness")
             let result = await channel.next(
                 isolation: actor, willWait: { watch.consumerWaits() }, onCancel: { watch.cancel() })
             return try result?.get()

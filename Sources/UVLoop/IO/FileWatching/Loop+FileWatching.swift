@@ -127,6 +127,7 @@ public struct FileChanges: AsyncSequence, Sendable {
             isolation actor: isolated (any Actor)? = #isolation
         ) async throws(LoopError) -> FileChange? {
             let watch = owner.watch
+            watch.loop.preconditionSteppedWhileAwaiting("FileWatch's changes")
             let result = await channel.next(isolation: actor, willWait: {}, onCancel: { watch.cancel() })
             return try result?.get()
         }

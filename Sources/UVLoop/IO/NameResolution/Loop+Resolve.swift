@@ -30,15 +30,23 @@ extension Loop {
         }
         let core = try NameLookupCore(loop: self, completion: completion)
         let lookup = NameLookup(loop: self, core: core)
-        let ioHandles = engine.ioHandles
-        let started = AddressLookupRequest.start(on: native, host: host, port: port) { result in
-            ioHandles.poolRequestsStarted(-1)
+        let finish = { (result: Result<[SocketAddress], LoopError>) in
             if let reason = core.closeReason { return lookup.finish(.failure(reason)) }
             switch result {
             case .success(let addresses) where !addresses.isEmpty: lookup.finish(.success(addresses))
             case .success: lookup.finish(.failure(.libuv(UV_EAI_NONAME.rawValue, "getaddrinfo")))
             case .failure(let error): lookup.finish(.failure(error))
             }
+        }
+        if let simulation = try streamSimulation() as? any NameSimulation {
+            let request = AddressLookupRequest.startSimulated(on: simulation, loop: self, host: host, port: port, finish)
+            core.open(request, keepsOwnerLoopAlive: true)
+            return lookup
+        }
+        let ioHandles = engine.ioHandles
+        let started = AddressLookupRequest.start(on: native, host: host, port: port) { result in
+            ioHandles.poolRequestsStarted(-1)
+            finish(result)
         }
         switch started {
         case .success(let request):

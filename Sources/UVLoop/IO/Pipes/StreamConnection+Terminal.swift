@@ -171,6 +171,7 @@ public struct TerminalSizes: AsyncSequence, Sendable {
         /// - Parameter actor: the caller's actor; leave the default.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async -> TerminalSize? {
             let watch = owner.watch
+            watch.loop.preconditionSteppedWhileAwaiting("a terminal's size changes")
             let result = await channel.next(isolation: actor, willWait: {}, onCancel: { watch.cancel() })
             guard case .success(let size)? = result else { return nil }
             return size

@@ -51,6 +51,7 @@ public struct SignalDeliveries: AsyncSequence, Sendable {
         /// - Parameter actor: the caller's actor; leave the default.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async -> Signal? {
             let watch = owner.watch
+            watch.loop.preconditionSteppedWhileAwaiting("SignalWatch's deliveries")
             let result = await channel.next(isolation: actor, willWait: {}, onCancel: { watch.cancel() })
             guard case .success(let signal)? = result else { return nil }
             return signal

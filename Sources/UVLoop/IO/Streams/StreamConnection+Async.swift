@@ -52,6 +52,7 @@ extension StreamConnection {
     ///   `UV_ECONNRESET`), ``LoopError/cancelled`` when the task is cancelled while suspended
     ///   (the bytes stay queued).
     public func write(_ bytes: [UInt8]) async throws(LoopError) {
+        loop.preconditionSteppedWhileAwaiting("StreamConnection.write(_:)")
         // The state is there but for a connection's first async call: no async call to get it.
         let state = if let existing = existingAsyncState { existing } else { try await asyncState() }
         try await state.write(bytes) { postAsyncFlush(state) }.get()
@@ -129,6 +130,7 @@ public struct StreamReads: AsyncSequence, Sendable {
         /// - Throws: like ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(LoopError) -> [UInt8]? {
             let connection = connection
+            connection.loop.preconditionSteppedWhileAwaiting("StreamConnection.reads")
             let state = if let existing = connection.existingAsyncState { existing } else { try await connection.asyncState() }
             return try await state.read { connection.request($0) }.get()
         }

@@ -31,6 +31,15 @@ enum UDPSendOutcome {
 /// the close callback, which releases it; so the delegate stays alive as long as libuv may call it.
 struct UDPHandle: NativeIOHandle {
     let handle: LibUVHandle<uv_udp_t>
+    /// The simulated socket behind a datagram socket of a simulated network's host (see
+    /// `SimulatedDatagramSocket.swift`), nil for a real one: each verb below that the simulation
+    /// answers checks it first (one predictable branch on a real socket).
+    @inline(__always)
+    var simulated: SimulatedDatagramSocket? { simulatedReference?.takeUnretainedValue() }
+    /// The same, unretained, so that the handle stays a plain value (a core reading its handle
+    /// retains and releases nothing). Safe because the handle's context holds the simulated
+    /// socket strongly until the close callback, and the handle is not used after it.
+    var simulatedReference: Unmanaged<SimulatedDatagramSocket>?
 
     var pointer: UnsafeMutablePointer<uv_udp_t> { handle.pointer }
 
@@ -63,7 +72,10 @@ struct UDPHandle: NativeIOHandle {
 
     /// Closes the handle; libuv calls back in a later closing phase (after failing queued sends
     /// with `UV_ECANCELED`). Closing twice does nothing.
-    func close() { handle.close() }
+    func close() {
+        simulated?.close()
+        handle.close()
+    }
 
     func unref() { handle.unref() }
 
@@ -71,6 +83,7 @@ struct UDPHandle: NativeIOHandle {
 
     /// Binds to `address` (`uv_udp_bind`), with `UV_UDP_REUSEADDR` and `UV_UDP_IPV6ONLY` as asked.
     func bind(_ address: SocketAddress, reuseAddress: Bool, ipv6Only: Bool) -> Int32 {
+        if let simulated { return simulated.bind(address) }
         var flags: UInt32 = 0
         if reuseAddress { flags |= UInt32(UV_UDP_REUSEADDR.rawValue) }
         if ipv6Only { flags |= UInt32(UV_UDP_IPV6ONLY.rawValue) }
@@ -79,6 +92,7 @@ struct UDPHandle: NativeIOHandle {
 
     /// Sets `SO_REUSEPORT` on the socket (made by `init`): several sockets may bind one port.
     func setReusePort() -> Int32 {
+        if simulated != nil { return UV_ENOTSUP.rawValue }
         var fd: uv_os_fd_t = -1
         let status = uv_fileno(handle.base, &fd)
         guard status == 0 else { return status }
@@ -89,19 +103,27 @@ struct UDPHandle: NativeIOHandle {
 
     /// Connects to `address` (`uv_udp_connect`), or disconnects with nil.
     func connect(_ address: SocketAddress?) -> Int32 {
+        if let simulated { return simulated.connect(address) }
         guard let address else { return uv_udp_connect(pointer, nil) }
         return address.withNative { uv_udp_connect(pointer, $0) }
     }
 
-    var localAddress: SocketAddress? { SocketAddress.reading { uv_udp_getsockname(pointer, $0, $1) } }
+    var localAddress: SocketAddress? {
+        if let simulated { return simulated.localAddress }
+        return SocketAddress.reading { uv_udp_getsockname(pointer, $0, $1) }
+    }
 
-    var remoteAddress: SocketAddress? { SocketAddress.reading { uv_udp_getpeername(pointer, $0, $1) } }
+    var remoteAddress: SocketAddress? {
+        if let simulated { return simulated.remoteAddress }
+        return SocketAddress.reading { uv_udp_getpeername(pointer, $0, $1) }
+    }
 
     // MARK: receiving
 
     /// Starts receiving into the loop's receive buffer (`uv_udp_recv_start`).
     func startReceiving() -> Int32 {
-        uv_udp_recv_start(pointer, { handle, _, buffer in
+        if let simulated { return simulated.startReceiving() }
+        return uv_udp_recv_start(pointer, { handle, _, buffer in
             let context = UDPHandle.context(of: UnsafeMutableRawPointer(handle!))
             buffer!.pointee = uv_buf_t(base: context.receiveBuffer.base, len: context.receiveLength)
         }, { handle, count, buffer, sender, flags in
@@ -116,18 +138,21 @@ struct UDPHandle: NativeIOHandle {
     }
 
     /// Stops receiving (`uv_udp_recv_stop`); the kernel keeps what arrives, up to its buffer.
-    func stopReceiving() { _ = uv_udp_recv_stop(pointer) }
+    func stopReceiving() {
+        if let simulated { return simulated.stopReceiving() }
+        _ = uv_udp_recv_stop(pointer)
+    }
 
     /// Whether libuv receives with `recvmmsg` (asked for and available).
-    var isBatched: Bool { uv_udp_using_recvmmsg(pointer) != 0 }
+    var isBatched: Bool { simulated == nil && uv_udp_using_recvmmsg(pointer) != 0 }
 
     // MARK: sending
 
     /// The bytes queued and not yet sent (`uv_udp_get_send_queue_size`).
-    var sendQueueSize: Int { uv_udp_get_send_queue_size(pointer) }
+    var sendQueueSize: Int { simulated == nil ? uv_udp_get_send_queue_size(pointer) : 0 }
 
     /// The sends queued and not yet completed (`uv_udp_get_send_queue_count`).
-    var sendQueueCount: Int { uv_udp_get_send_queue_count(pointer) }
+    var sendQueueCount: Int { simulated == nil ? uv_udp_get_send_queue_count(pointer) : 0 }
 
     /// Sends `bytes` as one datagram to `address` (nil on a connected socket): first with
     /// `uv_udp_try_send` when nothing is queued, then, if the kernel's buffer is full, queued with
@@ -137,6 +162,7 @@ struct UDPHandle: NativeIOHandle {
     func send(
         _ bytes: UnsafeRawBufferPointer, to address: SocketAddress?, tryFirst: Bool, completion: ((LoopError?) -> Void)?
     ) -> UDPSendOutcome {
+        if let simulated { return simulated.send(bytes, to: address) }
         let start = bytes.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: CChar.self)) }
         if tryFirst, sendQueueCount == 0 {
             var buffer = uv_buf_t(base: start, len: bytes.count)
@@ -179,18 +205,26 @@ struct UDPHandle: NativeIOHandle {
 
     // MARK: options
 
-    func setBroadcast(_ on: Bool) -> Int32 { uv_udp_set_broadcast(pointer, on ? 1 : 0) }
+    // A simulated socket takes the unicast options (they change nothing it does) and refuses
+    // multicast, which the simulation does not carry.
 
-    func setTTL(_ ttl: Int32) -> Int32 { uv_udp_set_ttl(pointer, ttl) }
+    func setBroadcast(_ on: Bool) -> Int32 { simulated == nil ? uv_udp_set_broadcast(pointer, on ? 1 : 0) : 0 }
 
-    func setMulticastTTL(_ ttl: Int32) -> Int32 { uv_udp_set_multicast_ttl(pointer, ttl) }
+    func setTTL(_ ttl: Int32) -> Int32 { simulated == nil ? uv_udp_set_ttl(pointer, ttl) : 0 }
 
-    func setMulticastLoopback(_ on: Bool) -> Int32 { uv_udp_set_multicast_loop(pointer, on ? 1 : 0) }
+    func setMulticastTTL(_ ttl: Int32) -> Int32 { simulated == nil ? uv_udp_set_multicast_ttl(pointer, ttl) : UV_ENOTSUP.rawValue }
 
-    func setMulticastInterface(_ interface: String?) -> Int32 { uv_udp_set_multicast_interface(pointer, interface) }
+    func setMulticastLoopback(_ on: Bool) -> Int32 {
+        simulated == nil ? uv_udp_set_multicast_loop(pointer, on ? 1 : 0) : UV_ENOTSUP.rawValue
+    }
+
+    func setMulticastInterface(_ interface: String?) -> Int32 {
+        simulated == nil ? uv_udp_set_multicast_interface(pointer, interface) : UV_ENOTSUP.rawValue
+    }
 
     func setMembership(group: String, interface: String?, join: Bool) -> Int32 {
-        uv_udp_set_membership(pointer, group, interface, join ? UV_JOIN_GROUP : UV_LEAVE_GROUP)
+        if simulated != nil { return UV_ENOTSUP.rawValue }
+        return uv_udp_set_membership(pointer, group, interface, join ? UV_JOIN_GROUP : UV_LEAVE_GROUP)
     }
 }
 
@@ -198,6 +232,8 @@ struct UDPHandle: NativeIOHandle {
 /// until its close callback: the delegate, the loop's receive buffer, and free send requests.
 final class UDPHandleContext: HandleContext {
     var delegate: (any UDPHandleDelegate)?
+    /// The simulated socket of a simulated datagram socket, kept until the close callback.
+    var simulated: SimulatedDatagramSocket?
     let receiveBuffer: DatagramReceiveBuffer
     /// How much of the buffer one receive is given: the whole buffer for batched receives (libuv
     /// cuts it into 64 KiB slots), else the socket's largest datagram.
@@ -212,6 +248,7 @@ final class UDPHandleContext: HandleContext {
     override func handleDidClose() {
         delegate?.udpDidClose()
         delegate = nil
+        simulated = nil
     }
 
     func takeSendRequest() -> DatagramSendRequest {

@@ -6,9 +6,11 @@ import Glibc
 /// libuv runs `getaddrinfo` on, which touches only libuv's part of the request.
 final class AddressLookupRequest: NativeIOHandle {
     private let request: UnsafeMutablePointer<uv_getaddrinfo_t>
-    private let done: (Result<[SocketAddress], LoopError>) -> Void
+    let done: (Result<[SocketAddress], LoopError>) -> Void
+    /// A lookup a simulated network answers (`SimulatedNameLookup.swift`), nil for a real one.
+    var simulated: SimulatedLookup?
 
-    private init(_ done: @escaping (Result<[SocketAddress], LoopError>) -> Void) {
+    init(_ done: @escaping (Result<[SocketAddress], LoopError>) -> Void) {
         request = .allocate(capacity: 1)
         UnsafeMutableRawPointer(request).initializeMemory(
             as: UInt8.self, repeating: 0, count: MemoryLayout<uv_getaddrinfo_t>.size)
@@ -59,6 +61,7 @@ final class AddressLookupRequest: NativeIOHandle {
     /// Withdraws the lookup if no pool thread has started it (`uv_cancel`); the callback then
     /// reports `UV_EAI_CANCELED`. Loop thread only.
     func cancel() {
+        if let simulated { return cancelSimulated(simulated) }
         _ = uv_cancel(UnsafeMutableRawPointer(request).assumingMemoryBound(to: uv_req_t.self))
     }
 }
