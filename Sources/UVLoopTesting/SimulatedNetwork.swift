@@ -136,13 +136,11 @@ public final class SimulatedNetwork {
     /// - Throws: what a host's loop throws other than its shutdown (a host whose loop shut down
     ///   is left out from then on).
     public func advanceTime(to deadline: LoopInstant) throws(LoopError) {
-        try runUntilIdle()
-        while let next = nextDeadline(), next <= deadline {
-            setTime(next)
+        // The steps a single loop's `advanceTime(to:)` takes, over every host's clock at once.
+        var advance = ManualClockAdvance(to: deadline)
+        while advance.moveClock(earliestDeadline: { nextDeadline() }, setTime: { if $0 > now { setTime($0) } }) {
             try runUntilIdle()
         }
-        if deadline > now { setTime(deadline) }
-        try runUntilIdle()
     }
 
     /// Runs everything ready at the current time, without moving it: deliveries due now, in
