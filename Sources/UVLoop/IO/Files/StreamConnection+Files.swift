@@ -8,8 +8,9 @@ extension StreamConnection {
     /// held in memory. It follows the peer's pace: each `sendfile` call (on libuv's thread pool)
     /// sends what the socket's buffer takes, and when it takes nothing the transfer waits until
     /// the socket is writable again, so a slow peer costs neither memory nor a busy loop. A
-    /// destination that cannot take `sendfile` gets the file read and written in 64 KiB chunks,
-    /// as ``write(contentsOf:from:count:_:)`` does.
+    /// destination that cannot take `sendfile` (a connection of a simulated network, which has no
+    /// socket) gets the file read and written in 64 KiB chunks, as
+    /// ``write(contentsOf:from:count:_:)`` does.
     /// - Parameters:
     ///   - file: an open file of this connection's loop, opened for reading.
     ///   - offset: where in the file to start.
@@ -97,8 +98,11 @@ extension StreamConnection {
             file.loop === loop, "UVLoop: \(operation) with a file of another loop; open the file on the connection's loop")
         guard offset >= 0 else { throw .invalidArgument("a file offset must not be negative (got \(offset))") }
         if let count, count < 0 { throw .invalidArgument("a count must not be negative (got \(count))") }
+        // A connection of a simulated network has no socket for `sendfile(2)`: its file is copied
+        // through the connection's writes, with the same order, water marks and completion.
+        let copies = copying || core.handle.simulated != nil
         try StreamFileTransfer(
-            stream: core, file: file.box.value, offset: offset, count: count, copying: copying, completion: completion
+            stream: core, file: file.box.value, offset: offset, count: count, copying: copies, completion: completion
         ).start()
     }
 }

@@ -29,8 +29,9 @@ extension StreamConnection {
     /// - Throws: ``LoopError/streamClosed`` (or the loop's ``LoopError/shutDown``,
     ///   ``LoopError/detached``) when the connection is closed or closing;
     ///   ``LoopError/invalidArgument(_:)`` while writes are queued (those of the async face
-    ///   included), a file is being sent, chunks wait in ``reads``, or the connection is piped
-    ///   (``pipe(to:endingDestination:_:)``);
+    ///   included), a file is being sent, chunks wait in ``reads``, the connection is piped
+    ///   (``pipe(to:endingDestination:_:)``), or it belongs to a simulated network (which has no
+    ///   descriptors);
     ///   ``LoopError/libuv(function:code:)`` when no descriptor can be made (`UV_EMFILE`). The
     ///   connection stays open when this throws.
     public func takeDescriptor() throws(LoopError) -> Int32 {
@@ -52,6 +53,9 @@ extension StreamConnection {
         }
         guard core.incomingPipe == nil, core.outgoingPipe == nil else {
             throw .invalidArgument("this connection is piped (pipe(to:)); end the pipe before taking its descriptor")
+        }
+        guard core.handle.simulated == nil else {
+            throw .invalidArgument("this connection belongs to a simulated network, which has no descriptors; take descriptors only from connections over real sockets")
         }
         let descriptor = core.handle.duplicateDescriptor()
         guard descriptor >= 0 else { throw .libuv(descriptor, "fcntl(F_DUPFD_CLOEXEC)") }
