@@ -208,7 +208,9 @@ final class FileChunksChannel: FileChunkSink, Sendable {
     func room(busy: Int, readAhead: Int) -> Int {
         guarded.withLock { state in
             let room = readAhead - busy - state.waiting
-            if room <= 0 { state.loopWaits = true }
+            // Held back by chunks not taken (not by reads in flight, whose completions read on):
+            // the take that frees enough asks for more.
+            if room <= 0, readAhead > busy { state.loopWaits = true }
             return max(0, room)
         }
     }
