@@ -45,7 +45,12 @@ final class FileChunkReaderCore {
     private var offsets: [Int64]
     private var lengths: [Int]
     private var generations: [UInt64]
-    private var completions: [(Result<Int, LoopError>) -> Void] = []
+    /// A closure in a struct: an array stores it as it is, where a bare closure would be wrapped in
+    /// a reabstraction thunk (an allocation) each time it is taken out.
+    private struct Completion {
+        let call: (Result<Int, LoopError>) -> Void
+    }
+    private var completions: [Completion] = []
     private var head = 0
     private var tail = 0
     /// Slots taken: reading, or read and waiting for their turn.
@@ -79,7 +84,7 @@ final class FileChunkReaderCore {
         generations = Array(repeating: 0, count: readAhead)
         // A cycle until the reader ends and its last read is back (`releaseIfIdle`): it keeps the
         // reader alive while it reads, whoever holds it.
-        completions = (0..<readAhead).map { slot in { [self] result in didRead(slot: slot, result) } }
+        completions = (0..<readAhead).map { slot in Completion { [self] result in didRead(slot: slot, result) } }
         engine.ioHandles.register(ObjectIdentifier(self)) { [self] in loopIsEnding() }
     }
 
@@ -124,7 +129,7 @@ final class FileChunkReaderCore {
             let slot = tail
             let length = Int(min(Int64(chunkLength), endOffset - nextOffset))
             do throws(LoopError) {
-                try file.read(into: buffers[slot], count: length, offset: nextOffset, completions[slot])
+                try file.read(into: buffers[slot], count: length, offset: nextOffset, completions[slot].call)
             } catch {
                 return end(.failure(error))
             }

@@ -67,16 +67,28 @@ extension LoopFileSystem {
 }
 
 /// One ``LoopFileSystem/status(ofEach:concurrency:followingSymlinks:_:)``: up to `concurrency`
-/// requests in flight, the next one started by each completion. Loop thread only; kept alive by
-/// the completions of its requests in flight.
+/// requests in flight, the next one started by each completion. Loop thread only.
+///
+/// Each request in flight has a lane, whose completion is made once and knows which path its
+/// lane stats now: a stat allocates no closure. The lanes' completions keep the batch alive (a
+/// cycle broken when it finishes, or when its first request cannot start).
 private final class StatusBatch {
+    /// A closure in a struct: an array stores it as it is, where a bare closure would be wrapped
+    /// in a reabstraction thunk (an allocation) each time it is taken out.
+    private struct LaneCompletion {
+        let call: (Result<FileStatus, LoopError>) -> Void
+    }
+
     private let paths: [String]
-    private let concurrency: Int
     private let followingSymlinks: Bool
     private let requests: FileSystemRequests
     private let steps: FileSystemSteps?
     private var completion: ((Result<[Result<FileStatus, LoopError>], LoopError>) -> Void)?
     private var results: [Result<FileStatus, LoopError>]
+    private var lanes: [LaneCompletion] = []
+    /// The path each lane stats now.
+    private var laneIndex: [Int]
+    private var freeLanes: [Int]
     private var next = 0
     private var running = 0
     /// What ended the batch early: a cancellation, the loop's ending.
@@ -87,24 +99,32 @@ private final class StatusBatch {
         completion: @escaping (Result<[Result<FileStatus, LoopError>], LoopError>) -> Void
     ) {
         self.paths = paths
-        self.concurrency = concurrency
         self.followingSymlinks = followingSymlinks
         self.requests = requests
         self.steps = steps
         self.completion = completion
         results = Array(repeating: .failure(.cancelled), count: paths.count)
+        let width = min(concurrency, paths.count)
+        laneIndex = Array(repeating: 0, count: width)
+        freeLanes = Array((0..<width).reversed())
+        lanes = (0..<width).map { lane in LaneCompletion { [self] result in didStat(lane: lane, result) } }
     }
 
     /// Starts the first requests; throws when the first cannot start (the completion does not
     /// run then).
     func run() throws(LoopError) {
         guard !paths.isEmpty else { return finish() }
-        try startOne()
+        do throws(LoopError) {
+            try startOne()
+        } catch {
+            lanes = []
+            throw error
+        }
         startMore()
     }
 
     private func startMore() {
-        while failure == nil, next < paths.count, running < concurrency {
+        while failure == nil, next < paths.count, running < lanes.count {
             do throws(LoopError) {
                 try startOne()
             } catch {
@@ -115,23 +135,26 @@ private final class StatusBatch {
     }
 
     private func startOne() throws(LoopError) {
-        let index = next
-        let status: FileSystemCompletion = .status { [self] result in didStat(index, result) }
+        let lane = freeLanes[freeLanes.count - 1]
+        let status = FileSystemCompletion.status(lanes[lane].call)
         let followingSymlinks = followingSymlinks
         let operation: StaticString = followingSymlinks ? "stat" : "lstat"
         if let steps {
-            try steps.start(requests, operation, path: paths[index], completion: status) { $0.startStatus(followingSymlinks: followingSymlinks) }
+            try steps.start(requests, operation, path: paths[next], completion: status) { $0.startStatus(followingSymlinks: followingSymlinks) }
         } else {
-            try requests.start(operation, path: paths[index], completion: status) { $0.startStatus(followingSymlinks: followingSymlinks) }
+            try requests.start(operation, path: paths[next], completion: status) { $0.startStatus(followingSymlinks: followingSymlinks) }
         }
+        freeLanes.removeLast()
+        laneIndex[lane] = next
         next += 1
         running += 1
     }
 
-    private func didStat(_ index: Int, _ result: Result<FileStatus, LoopError>) {
+    private func didStat(lane: Int, _ result: Result<FileStatus, LoopError>) {
         running -= 1
+        freeLanes.append(lane)
         switch result {
-        case .failure(.fileSystem), .success: results[index] = result
+        case .failure(.fileSystem), .success: results[laneIndex[lane]] = result
         case .failure(let error):
             // Not the path's own failure: a cancellation, the loop's ending.
             if failure == nil { failure = error }
@@ -142,6 +165,7 @@ private final class StatusBatch {
     private func finish() {
         guard let completion else { return }
         self.completion = nil
+        lanes = []
         completion(failure.map { .failure($0) } ?? .success(results))
     }
 }
