@@ -65,13 +65,13 @@ private func showFiles(on loop: Loop) async throws {
     print("  read \(total) bytes, 8 at a time, into one FileBuffer")
     try await journal.close()
 
-    print("3. Read a larger file in chunks, four reads in flight, in file order:")
+    print("3. Read a larger file in chunks, eight reads in flight, in file order:")
     let large = "\(directory)/large"
     try await loop.fileSystem.writeFile(at: large, contents: (0..<1_000_000).map { UInt8(truncatingIfNeeded: $0) })
     let reader = try await loop.fileSystem.open(large)
     var chunkCount = 0
     var byteCount = 0
-    for try await chunk in try reader.readChunks(chunkLength: 64 * 1024, readAhead: 4) {
+    for try await chunk in try reader.readChunks(chunkLength: 64 * 1024, readAhead: 8) {
         chunkCount += 1
         byteCount += chunk.count
     }

@@ -28,7 +28,7 @@ final class FileChunksExamples: XCTestCase {
         // docs:begin read-chunks
         let video = try await loop.fileSystem.open(path)
         var checksum = 0
-        for try await chunk in try video.readChunks(chunkLength: 64 * 1024, readAhead: 4) {
+        for try await chunk in try video.readChunks(chunkLength: 64 * 1024, readAhead: 8) {
             checksum = chunk.reduce(checksum) { ($0 &* 31) &+ Int($1) }  // in file order
         }
         try await video.close()
@@ -44,7 +44,7 @@ final class FileChunksExamples: XCTestCase {
         // docs:begin read-chunks-callback
         try loop.fileSystem.open(path) { opened in
             guard case .success(let file) = opened else { return }
-            _ = try? file.readChunks(readAhead: 4) { result in
+            _ = try? file.readChunks(readAhead: 8) { result in
                 switch result {
                 case .success(let chunk?): total += chunk.bytes.count  // lent for this call
                 case .success(nil), .failure: file.close()             // the end, or what ended it

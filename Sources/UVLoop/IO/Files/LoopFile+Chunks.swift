@@ -4,8 +4,9 @@ extension LoopFile {
     public static let defaultChunkLength = 64 * 1024
 
     /// The number of reads ``readChunks(chunkLength:readAhead:from:count:_:)`` keeps in flight
-    /// unless given: 4, as many as libuv's thread pool has threads by default.
-    public static let defaultReadAhead = 4
+    /// unless given: 8, twice the threads of libuv's pool by default, so that a pool thread that
+    /// finishes a read finds the next one queued instead of sleeping until the loop starts it.
+    public static let defaultReadAhead = 8
 
     /// The most reads a chunked reader keeps in flight.
     public static let maximumReadAhead = 64
