@@ -1,7 +1,8 @@
 import UVLoop
 
 /// The file system: a temporary directory, a tree made in it, listed with types, a rename, a
-/// symbolic link read and resolved, a copy, the tree removed; and an error naming its paths.
+/// symbolic link read and resolved, a copy, many stats at once, the tree removed; and an error
+/// naming its paths.
 func runFileSystemSection() throws {
     print("\n== The file system")
     // This thread creates the loop and runs it; the section is a task on the loop.
@@ -48,7 +49,16 @@ private func showFileSystem(on loop: Loop) async throws {
         print("  \(error)")
     }
 
-    print("6. The whole tree removed, links not followed:")
+    print("6. Many stats at once, a missing path among them (one result per path):")
+    let paths = ["\(base)/releases/v2/bin/app", "\(base)/releases/v9", "\(base)/releases/v3/bin/app"]
+    for (path, result) in zip(paths, try await fs.status(ofEach: paths, concurrency: 16)) {
+        switch result {
+        case .success(let status): print("  \(path.dropFirst(base.count)): \(status.size) bytes")
+        case .failure(let error): print("  \(path.dropFirst(base.count)): \(error)")
+        }
+    }
+
+    print("7. The whole tree removed, links not followed:")
     let removed = try await fs.removeTree(at: base)
     print("  \(removed) entries removed; exists: \(try await fs.exists(base))")
 }

@@ -2,7 +2,7 @@ import Glibc
 import UVLoop
 
 /// Open files: open, write and read at an offset and in sequence, a read into a reused buffer,
-/// an atomic replacement, a file too large for its limit, and a file served into a connection
+/// a file read in chunks with reads in flight, an atomic replacement, a file too large for its limit, and a file served into a connection
 /// with sendfile.
 func runFilesSection() throws {
     print("\n== Open files")
@@ -21,7 +21,7 @@ private func showFiles(on loop: Loop) async throws {
     let directory = "/tmp/uvloop-demo-files-\(getpid())"
     _ = mkdir(directory, 0o755)
     defer {
-        for name in ["journal", "settings.json", "page.html"] { unlink("\(directory)/\(name)") }
+        for name in ["journal", "large", "settings.json", "page.html"] { unlink("\(directory)/\(name)") }
         rmdir(directory)
     }
 
@@ -65,21 +65,34 @@ private func showFiles(on loop: Loop) async throws {
     print("  read \(total) bytes, 8 at a time, into one FileBuffer")
     try await journal.close()
 
-    print("3. Replace a file atomically (temporary file, fsync, rename, fsync of the directory):")
+    print("3. Read a larger file in chunks, eight reads in flight, in file order:")
+    let large = "\(directory)/large"
+    try await loop.fileSystem.writeFile(at: large, contents: (0..<1_000_000).map { UInt8(truncatingIfNeeded: $0) })
+    let reader = try await loop.fileSystem.open(large)
+    var chunkCount = 0
+    var byteCount = 0
+    for try await chunk in try reader.readChunks(chunkLength: 64 * 1024, readAhead: 8) {
+        chunkCount += 1
+        byteCount += chunk.count
+    }
+    try await reader.close()
+    print("  \(byteCount) bytes in \(chunkCount) chunks of at most 64 KiB")
+
+    print("4. Replace a file atomically (temporary file, fsync, rename, fsync of the directory):")
     let settings = "\(directory)/settings.json"
     try await loop.fileSystem.writeFile(at: settings, contents: Array("{\"port\": 80}".utf8))
     try await loop.fileSystem.writeFile(at: settings, contents: Array("{\"port\": 8080}".utf8), permissions: 0o600)
     let contents = try await loop.fileSystem.readFile(at: settings)
     print("  now \(String(decoding: contents, as: UTF8.self)), mode 0o\(String(try await loop.fileSystem.status(of: settings).permissions, radix: 8))")
 
-    print("4. A file over readFile's limit is refused:")
+    print("5. A file over readFile's limit is refused:")
     do {
         _ = try await loop.fileSystem.readFile(at: settings, limit: 4)
     } catch {
         print("  \(error)")
     }
 
-    print("5. Serve a file into a connection with sendfile, after a header:")
+    print("6. Serve a file into a connection with sendfile, after a header:")
     let page = "\(directory)/page.html"
     try await loop.fileSystem.writeFile(at: page, contents: Array("<h1>served by sendfile</h1>\n".utf8))
     let listener = try await loop.listen(on: SocketAddress(ip: "127.0.0.1", port: 0))

@@ -256,5 +256,23 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "stat_c", make: CSide.fileStatSmall(k, onLibUV: false)),
         ImplSpec(impl: "nio_fs", make: NIOFileSystemSide.fileStatSmall(k)),
     ], quickReps: 3))
+    cases.append(BenchCase(workload: "file_read_ahead", n: k.fileReadChunks, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.fileReadAhead(k)),
+        ImplSpec(impl: "uvloop_ra2", make: UVLoopSide.fileReadAhead(k, readAhead: 2)),
+        ImplSpec(impl: "uvloop_ra4", make: UVLoopSide.fileReadAhead(k, readAhead: 4)),
+        ImplSpec(impl: "uvloop_async", make: UVLoopSide.fileReadAheadAsync(k)),
+        ImplSpec(impl: "libuv_c", make: CSide.fileReadAhead(k, depth: FileConcurrency.reads)),
+        ImplSpec(impl: "pread_c", make: CSide.fileReadSequential(k, onLibUV: false)),
+        ImplSpec(impl: "nio_fs", make: NIOFileSystemSide.fileReadSequential(k)),
+    ], quickReps: 3))
+    cases.append(BenchCase(workload: "file_stat_concurrent", n: k.fileStatN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: UVLoopSide.fileStatConcurrent(k)),
+        ImplSpec(impl: "uvloop_k4", make: UVLoopSide.fileStatConcurrent(k, concurrency: 4)),
+        ImplSpec(impl: "uvloop_k64", make: UVLoopSide.fileStatConcurrent(k, concurrency: 64)),
+        ImplSpec(impl: "uvloop_async", make: UVLoopSide.fileStatConcurrentAsync(k)),
+        ImplSpec(impl: "libuv_c", make: CSide.fileStatConcurrent(k, depth: FileConcurrency.stats)),
+        ImplSpec(impl: "stat_c", make: CSide.fileStatSmall(k, onLibUV: false)),
+        ImplSpec(impl: "nio_fs", make: NIOFileSystemSide.fileStatConcurrent(k, depth: FileConcurrency.stats)),
+    ], quickReps: 3))
     return cases
 }

@@ -19,4 +19,16 @@ double cp_uv_stat_files(const char *directory, long n);
 /* The same with stat on this thread. */
 double cp_stat_files(const char *directory, long n);
 
+/* file_read_ahead: reads the file at `path` from start to end in chunks of `chunk` bytes with
+ * `depth` uv_fs_read requests in flight at successive offsets (each completion starts the read at
+ * the next offset), on a loop of its own run by this thread; the file is opened and closed with
+ * synchronous libuv calls inside the timing. Returns the ns per chunk and the bytes read in
+ * `*bytes`, or -1 on failure. */
+double cp_uv_read_ahead(const char *path, long chunk, int depth, long long *bytes);
+
+/* file_stat_concurrent: stats `directory`/0 to `directory`/(n-1) with `depth` uv_fs_stat requests
+ * in flight, each completion starting the next path, on a loop of its own run by this thread.
+ * Returns the ns per stat, or -1 on failure. */
+double cp_uv_stat_concurrent(const char *directory, long n, int depth);
+
 #endif
