@@ -220,10 +220,11 @@ final class FileChunkReaderCore {
     }
 
     /// The loop is ending: reads in flight complete with its refusal and end the reader then; a
-    /// reader with none ends now, telling its sink without calling user code.
+    /// reader with none, or a paused one (whose completions deliver nothing), ends now, telling
+    /// its sink without calling user code. Reads still in flight then only free their slots.
     private func loopIsEnding() {
         engine?.ioHandles.unregister(ObjectIdentifier(self))
-        guard inFlight == 0, !isEnded else { return }
+        guard inFlight == 0 || isPaused, !isEnded else { return }
         isEnded = true
         let sink = sink
         self.sink = nil

@@ -4,8 +4,8 @@ import XCTest
 
 @testable import UVLoop
 
-/// Review: a reader paused while its reads are in flight, at the loop's ending.
-final class FileChunkReaderEndingReviewTests: XCTestCase {
+/// a reader paused while its reads are in flight, at the loop's ending.
+final class FileChunkReaderEndingTests: XCTestCase {
     func testAReaderPausedWithReadsInFlightEndsAtTheLoopsEnding() throws {
         let scratch = ScratchDirectory()
         let path = scratch["data"]
@@ -19,7 +19,7 @@ final class FileChunkReaderEndingReviewTests: XCTestCase {
         // Four reads start at once; pausing right away leaves them in flight.
         let reader = try file.readChunks(chunkLength: 1000, readAhead: 4) { _ in calls += 1 }
         reader.pause()
-        weak var core = Mirror(reflecting: reader).children.first { $0.label == "core" }?.value as AnyObject?
+        weak let core = Mirror(reflecting: reader).children.first { $0.label == "core" }?.value as AnyObject?
         XCTAssertNotNil(core)
         loop.shutdown()
         XCTAssertEqual(calls, 0)
