@@ -2,8 +2,8 @@ import UVLoop
 import UVLoopTesting
 import XCTest
 
-/// Review: more connections than the async face's accept queue holds, taken later.
-final class SimulatedNetworkAcceptBacklogReviewTests: XCTestCase {
+/// more connections than the async face's accept queue holds, taken later.
+final class SimulatedNetworkAcceptBacklogTests: XCTestCase {
     func testEveryConnectionInTheBacklogIsAcceptedOnceTheConsumerTakesThem() throws {
         let network = SimulatedNetwork(seed: 1)
         defer { network.shutdown() }

@@ -79,6 +79,8 @@ package final class SimulatedStream {
     // Connecting and listening.
     private var connectDone: ((Int32) -> Void)?
     private var acceptable: [SimulatedStream] = []
+    /// The listener's last report accepted nothing: no more reports until it accepts one.
+    private var acceptReportsStopped = false
 
     package init(simulation: any StreamSimulation) {
         self.simulation = simulation
@@ -111,7 +113,18 @@ package final class SimulatedStream {
         stream.window = window
         stream.sendBufferSize = sendBuffer
         acceptable.append(stream)
-        delegate?.streamConnectionIsReady(0)
+        reportAcceptableConnections()
+    }
+
+    /// Tells the listener about the connections waiting, one call each, as libuv does: until one
+    /// call accepts nothing (its queue is full), which stops the reports, like libuv's stopped
+    /// watch, until the next accept.
+    private func reportAcceptableConnections() {
+        while !acceptable.isEmpty, !acceptReportsStopped, !isClosed {
+            let waiting = acceptable.count
+            delegate?.streamConnectionIsReady(0)
+            if acceptable.count >= waiting { acceptReportsStopped = true }
+        }
     }
 
     /// Bytes from the peer arrived.
@@ -310,7 +323,15 @@ package final class SimulatedStream {
 
     /// Hands the oldest connection that arrived to `acceptStream`'s handle.
     func takeAccepted() -> SimulatedStream? {
-        acceptable.isEmpty ? nil : acceptable.removeFirst()
+        guard !acceptable.isEmpty else { return nil }
+        let stream = acceptable.removeFirst()
+        if acceptReportsStopped {
+            // An accept after the reports stopped: libuv watches the socket again and reports
+            // the rest of the backlog from a later callback.
+            acceptReportsStopped = false
+            if !acceptable.isEmpty { simulation.later(self) { [self] in reportAcceptableConnections() } }
+        }
+        return stream
     }
 
     /// Closes: a listener stops listening and resets the connections not accepted; a connection
