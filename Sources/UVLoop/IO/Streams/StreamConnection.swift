@@ -52,6 +52,9 @@ public final class StreamConnection: Sendable {
     private let asyncStateReference = PublishedReference<StreamAsyncState>()
     /// Set by ``close()`` and ``resetAndClose()`` on the caller's thread, before they post the
     /// close: an async state made after them starts closed, as one made before is closed by them.
+    /// The flag and the state's publication are sequentially consistent: a close stores the flag
+    /// then loads the state, the loop publishes the state then loads the flag, and at least one of
+    /// the two sees the other (with acquire and release alone, both could miss).
     private let closedByUser = Atomic<Bool>(false)
 
     /// Wraps a connected core and makes it the core's public face.
@@ -67,7 +70,7 @@ public final class StreamConnection: Sendable {
     var existingAsyncState: StreamAsyncState? { asyncStateReference.load() }
 
     /// Whether ``close()`` or ``resetAndClose()`` has been called. Any thread.
-    var isClosedByUser: Bool { closedByUser.load(ordering: .acquiring) }
+    var isClosedByUser: Bool { closedByUser.load(ordering: .sequentiallyConsistent) }
 
     /// Keeps `made` as the async face's state unless one is kept already; returns the one kept.
     /// Loop thread only (`StreamConnectionCore.asyncState(for:)` makes it).
@@ -118,7 +121,7 @@ public final class StreamConnection: Sendable {
         let box = box
         // Async reads and writes fail from now on, whichever thread this is; what tasks wrote
         // before goes out first.
-        closedByUser.store(true, ordering: .releasing)
+        closedByUser.store(true, ordering: .sequentiallyConsistent)
         existingAsyncState?.close(.streamClosed)
         _ = loop.onLoopThread {
             box.value.flushAsyncWrites()
@@ -131,7 +134,7 @@ public final class StreamConnection: Sendable {
     /// whose writes were shut down, is closed normally. Otherwise like ``close()``.
     public func resetAndClose() {
         let box = box
-        closedByUser.store(true, ordering: .releasing)
+        closedByUser.store(true, ordering: .sequentiallyConsistent)
         existingAsyncState?.close(.streamClosed)
         _ = loop.onLoopThread { box.value.closeWithReset(reason: .streamClosed) }
     }

@@ -14,7 +14,11 @@ extension StreamConnectionCore {
         if flushingClose != nil { initial.readsDiscarded = .streamClosed }
         initial.closed = closeReason ?? (connection.isClosedByUser ? .streamClosed : nil)
         let box = connection.box
-        return connection.keepAsyncState(StreamAsyncState(initial) { box.value.flushAsyncWrites() })
+        let state = connection.keepAsyncState(StreamAsyncState(initial) { box.value.flushAsyncWrites() })
+        // A close() on another thread that loaded no state before this one was published: it
+        // stored its flag first, so this load sees it (see `StreamConnection.closedByUser`).
+        if connection.isClosedByUser { state.close(.streamClosed) }
+        return state
     }
 
     /// The async face's first read: reads go to `asyncState` from now on.
