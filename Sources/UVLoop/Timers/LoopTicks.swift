@@ -60,7 +60,7 @@ public struct LoopTicks: AsyncSequence, Sendable {
         } catch {
             waiter.finish()
         }
-        return Iterator(subscription: TickSubscription(waiter: waiter))
+        return Iterator(subscription: TickSubscription(waiter: waiter, loop: loop))
     }
 
     /// One consumer's view of the ticks. Not `Sendable`: one task iterates it.
@@ -77,7 +77,8 @@ public struct LoopTicks: AsyncSequence, Sendable {
         /// A tick that fired while nobody waited is returned at once; ticks missed beyond that
         /// one are skipped.
         public mutating func next() async -> LoopInstant? {
-            await subscription.waiter.next(isolation: nil)
+            subscription.loop.preconditionSteppedWhileAwaiting("LoopTicks.next()")
+            return await subscription.waiter.next(isolation: nil)
         }
 
         /// The next tick, or `nil` once the task is cancelled or the loop has shut down. Waits on the
@@ -85,7 +86,8 @@ public struct LoopTicks: AsyncSequence, Sendable {
         /// stays on it.
         /// - Parameter actor: the caller's actor; leave the default.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async -> LoopInstant? {
-            await subscription.waiter.next(isolation: actor)
+            subscription.loop.preconditionSteppedWhileAwaiting("LoopTicks.next()")
+            return await subscription.waiter.next(isolation: actor)
         }
     }
 }
@@ -96,9 +98,12 @@ extension LoopTicks.Iterator: Sendable {}
 /// Owns an iteration's timer: when the iterator is dropped, the timer is cancelled.
 final class TickSubscription: Sendable {
     let waiter: TickWaiter
+    /// The loop whose ticks these are.
+    let loop: Loop
 
-    init(waiter: TickWaiter) {
+    init(waiter: TickWaiter, loop: Loop) {
         self.waiter = waiter
+        self.loop = loop
     }
 
     deinit {

@@ -67,7 +67,8 @@ public struct FileChunks: AsyncSequence, Sendable {
         /// - Parameter actor: the caller's actor; leave the default.
         /// - Throws: like ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(LoopError) -> [UInt8]? {
-            try await consumer.channel.take(for: consumer).get()
+            consumer.loop.preconditionSteppedWhileAwaiting("FileChunks.next()")
+            return try await consumer.channel.take(for: consumer).get()
         }
     }
 }
@@ -85,6 +86,9 @@ final class FileChunksConsumer: Sendable {
         self.chunks = chunks
         channel = FileChunksChannel(readAhead: chunks.readAhead)
     }
+
+    /// The loop that reads the file.
+    var loop: Loop { chunks.file.loop }
 
     deinit {
         let reader = reader

@@ -39,11 +39,12 @@ extension LoopFileSystem {
     /// operation's steps) on the loop's thread and waits for the completion; a cancelled task
     /// cancels the steps.
     func performSteps<Value: Sendable>(
+        caller: StaticString = #function,
         _ start: @escaping @Sendable (FileSystemSteps, @escaping (Result<Value, LoopError>) -> Void) throws(LoopError) -> Void
     ) async throws(LoopError) -> Value {
         let steps = FileSystemSteps()
         let loop = loop
-        return try await loop.suspendOnLoopThread { (waiter, continuation: LoopContinuation<Value>) in
+        return try await loop.suspendOnLoopThread(caller: caller) { (waiter, continuation: LoopContinuation<Value>) in
             if waiter.isCancelled { steps.cancel(loop.engine.fileSystemRequests) }
             do throws(LoopError) {
                 try start(steps) { result in continuation.resume(with: result) }

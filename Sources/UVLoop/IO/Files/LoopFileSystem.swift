@@ -75,19 +75,21 @@ extension LoopFileSystem {
     /// waits for the completion; a cancelled task withdraws the request if no pool thread has
     /// started it.
     func perform<Value: Sendable>(
+        caller: StaticString = #function,
         _ start: @escaping @Sendable (@escaping (Result<Value, LoopError>) -> Void) throws(LoopError) -> Void
     ) async throws(LoopError) -> Value {
-        try await loop.performFileSystemRequest(start)
+        try await loop.performFileSystemRequest(caller: caller, start)
     }
 }
 
 extension Loop {
     /// See `LoopFileSystem.perform`.
     func performFileSystemRequest<Value: Sendable>(
+        caller: StaticString = #function,
         _ start: @escaping @Sendable (@escaping (Result<Value, LoopError>) -> Void) throws(LoopError) -> Void
     ) async throws(LoopError) -> Value {
         let started = Atomic<UInt64>(0)
-        return try await suspendOnLoopThread { (waiter, continuation: LoopContinuation<Value>) in
+        return try await suspendOnLoopThread(caller: caller) { (waiter, continuation: LoopContinuation<Value>) in
             let requests = self.engine.fileSystemRequests
             let before = requests.lastTicket
             do throws(LoopError) {
