@@ -262,6 +262,18 @@ let cases: [String: () throws -> Void] = [
             try await loop.sleep(for: .seconds(1))
         }
     },
+    "await-ticks-on-manual-loop-made-by-async-code": {
+        inTasks {
+            let loop = try Loop.manual()
+            for await _ in try loop.ticks(every: .seconds(1)) {}
+        }
+    },
+    "await-file-status-on-manual-loop-made-by-async-code": {
+        inTasks {
+            let loop = try Loop.manual()
+            _ = try await loop.fileSystem.status(of: "/")
+        }
+    },
     "reads-beside-a-read-handler": {
         let (loop, connection) = try connectedConnection()
         try connection.startReading { _, _ in }
