@@ -33,9 +33,9 @@ class IOHandleCore<Native: NativeIOHandle>: LoopIOHandle {
     let loop: Loop
     /// Read (`handle`) and replaced (`open`, `close`, `endedByItself`) in whole, never passed
     /// `inout`, on the loop's thread only: no two accesses can overlap, so it goes without the
-    /// run-time exclusivity check. The optimizer stopped removing that check on its own once the
-    /// cores became `LoopIOHandle`s, and it cost every stream write a `swift_beginAccess` (about
-    /// 76 instructions, callgrind on the echo server).
+    /// run-time exclusivity check, which the optimizer cannot remove by itself for a class
+    /// property reached through the loop's record of handles, and which would otherwise cost
+    /// every stream write a `swift_beginAccess` call.
     @exclusivity(unchecked) private var native: Native?
     /// Where the loop's record of open handles keeps this one (see `LoopIOHandles`). 32 bits:
     /// it then fits the padding after `native` (a stream handle's 9 bytes), which keeps every
