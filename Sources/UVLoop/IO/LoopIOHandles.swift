@@ -24,6 +24,8 @@ final class LoopIOHandles {
     var watchedDescriptors: Set<Int32> = []
     /// The buffer every stream on this loop reads into (see `StreamReadBuffer`), made by the first.
     lazy var streamReadBuffer = StreamReadBuffer()
+    /// The large arrays that the streams' async face reads into again (see `StreamChunkRecycler`).
+    lazy var streamChunkRecycler = StreamChunkRecycler()
     /// The buffer every datagram socket on this loop receives into (see `DatagramReceiveBuffer`).
     lazy var datagramReceiveBuffer = DatagramReceiveBuffer()
     /// The simulated network this loop's host is on (UVLoopTesting's `SimulatedNetwork`): its

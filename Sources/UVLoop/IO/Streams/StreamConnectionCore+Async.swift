@@ -67,6 +67,9 @@ extension StreamConnectionCore {
             let written = bytes.withUnsafeBytes { raw in Result { () throws(LoopError) in try write(raw, completion: nil) } }
             if case .failure(let error) = written { failure = error }
         }
+        // Written (or copied into the write queue): large arrays serve the next reads.
+        let recycler = loop.engine.ioHandles.streamChunkRecycler
+        for index in taken.indices { recycler.recycle(&taken[index]) }
         taken.removeAll(keepingCapacity: true)
         swap(&taken, &asyncOutgoing)
         asyncState.flushed(byteCount: byteCount, queuedBytes: pendingWriteBytes, failure: failure)

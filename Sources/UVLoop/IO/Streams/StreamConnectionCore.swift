@@ -162,7 +162,9 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
             isDeliveringReads = false
         case .async:
             // A reader that does not keep up: leave the rest in the kernel (and the peer).
-            if asyncState?.deliver(Array(bytes)) == true { pauseReading() }
+            guard let asyncState else { return }
+            let chunk = loop.engine.ioHandles.streamChunkRecycler.chunk(copying: bytes)
+            if asyncState.deliver(chunk) { pauseReading() }
         case .idle:
             if flushingClose != nil { flushingCloseDiscardedARead() }
         }
