@@ -111,4 +111,42 @@ final class StreamChunkRecyclerTests: XCTestCase {
         listener.close()
         thread.shutdown()
     }
+
+    /// The plain echo: each chunk is read (its bytes looked at on the task's thread), written and
+    /// let go, so the loop reads later chunks into the same arrays.
+    func testAnEchoThatLetsGoOfItsChunksGetsItsArraysReused() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let (client, server, listener) = try await asyncConnectedPair(on: loop)
+        let messageSize = 64 * 1024
+        let messages = 12
+
+        let echo = Task { () async throws -> Int in
+            var sum = 0
+            var total = 0
+            for try await chunk in server.reads {
+                sum &+= chunk.reduce(0) { $0 &+ Int($1) }
+                try await server.write(chunk)
+                total += chunk.count
+                if total == messageSize * messages { break }
+            }
+            return sum
+        }
+        var reads = client.reads.makeAsyncIterator()
+        for message in 0..<messages {
+            let sent = bytes(messageSize, UInt8(message + 1))
+            try await client.write(sent)
+            var echoed: [UInt8] = []
+            while echoed.count < messageSize, let chunk = try await reads.next() { echoed += chunk }
+            XCTAssertTrue(echoed == sent, "message \(message) came back as it was sent")
+        }
+        let sum = try await echo.value
+        XCTAssertEqual(sum, (1...messages).reduce(0) { $0 + $1 * messageSize }, "the server saw every byte")
+        let reuses = try await loop.invoke { loop.engine.ioHandles.streamChunkRecycler.reuses }
+        XCTAssertGreaterThan(reuses, 0)
+        client.close()
+        server.close()
+        listener.close()
+        thread.shutdown()
+    }
 }
