@@ -98,6 +98,14 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "dispatch", make: DispatchSide.invokeRoundtrip(n: invokeN)),
         ImplSpec(impl: "libuv_c", make: CSide.invokeRoundtrip(n: invokeN)),
     ]))
+    // The same round trip with every thread on one CPU (Placement.swift): the unpinned row's
+    // threads land on one CPU or on two, by the scheduler's choice, and the two shapes differ
+    // 3-5x on a VM; here every implementation runs in the same shape.
+    cases.append(BenchCase(workload: "invoke_roundtrip_one_cpu", n: invokeN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: onOneCPU(UVLoopSide.invokeRoundtrip(n: invokeN))),
+        ImplSpec(impl: "nio", make: onOneCPU(NIOSide.invokeRoundtrip(n: invokeN))),
+        ImplSpec(impl: "libuv_c", make: onOneCPU(CSide.invokeRoundtrip(n: invokeN))),
+    ]))
     // The same round trip with busy polling on both sides (opt-in): UVLoop's `setBusyPoll`, which a
     // blocked invoke caller honours too; C's caller polls its node for 50 us before sleeping.
     cases.append(BenchCase(workload: "invoke_roundtrip_busy_poll", n: invokeN, unit: "ns/op", impls: [
@@ -180,6 +188,11 @@ func allCases(_ k: Counts) -> [BenchCase] {
         ImplSpec(impl: "uvloop", make: UVLoopSide.actorHop(n: hopN)),
         ImplSpec(impl: "nio", make: NIOSide.actorHop(n: hopN)),
         ImplSpec(impl: "dispatch", make: DispatchSide.actorHop(n: hopN)),
+    ]))
+    // The same hop with every thread of the process (the loop, NIO's, Dispatch's workers) on one CPU.
+    cases.append(BenchCase(workload: "actor_hop_one_cpu", n: hopN, unit: "ns/op", impls: [
+        ImplSpec(impl: "uvloop", make: onOneCPU(UVLoopSide.actorHop(n: hopN))),
+        ImplSpec(impl: "nio", make: onOneCPU(NIOSide.actorHop(n: hopN))),
     ]))
     // The same hop with UVLoop's opt-in busy polling: after a drain with work the loop polls
     // without blocking for 200 µs, so the hop back finds it awake (no kernel wake-up per trip).

@@ -80,6 +80,7 @@ let targets: [Target] = [
     allocsAtMost("posting", "post_next_iteration", postN, 1, "post for the next iteration: at most 1 allocation per post"),
     faster("posting", "post_next_iteration", postN, "nio", 2, "... >= 2x faster than NIO execute on the loop"),
     faster("posting", "invoke_roundtrip", invokeN, "nio", 1, "invoke round trip from another thread no slower than NIO submit().wait()"),
+    faster("posting", "invoke_roundtrip_one_cpu", invokeN, "nio", 1, "... with every thread on one CPU: no slower than NIO"),
     allocsAtMost("posting", "invoke_roundtrip", invokeN, 2, "... at most 2 allocations per round trip (the caller's closure and the job)"),
     allocsAtMost("posting", "post_cross_thread_noalloc", postN, 0, "zero-allocation path: 0 allocations per post"),
     within("posting", "post_cross_thread_noalloc", postN, "libuv_c_lockfree", 1.5, "... within 1.5x of the C lock-free handoff"),
@@ -114,6 +115,7 @@ let targets: [Target] = [
     faster("operations", "operations", operationsN, "dispatch", 2, "... and of DispatchQueue.global + DispatchGroup"),
     faster("actors", "actor_hop", hopN, "nio", 2, "actor hop onto the loop and back >= 2x faster than on NIO's executor"),
     faster("actors", "actor_hop_busy_poll", hopN, "nio", 2, "... with the loop's opt-in busy polling (200 us)"),
+    faster("actors", "actor_hop_one_cpu", hopN, "nio", 1, "... with every thread on one CPU: no slower than NIO"),
     // "uvloop >= 0.8x libuv_c": libuv_c/uvloop >= 0.8, i.e. UVLoop at most 1.25x the raw C time.
     faster("TCP", "tcp_ping_pong", pingPongN, "libuv_c", 0.8, "TCP ping-pong (64 B, one connection): >= 0.8x raw C libuv's speed"),
     faster("TCP", "tcp_ping_pong", pingPongN, "nio", 1.5, "... and >= 1.5x faster than NIO channel handlers"),
