@@ -23,7 +23,18 @@ public final class SimulatedHost {
     public var sendBufferSize: Int
 
     let index: Int
-    unowned let network: SimulatedNetwork
+    /// Weak: the network holds its hosts, and a test that lets go of the network while it still
+    /// uses a host's loop must hear what it did, not crash on a dangling reference.
+    private weak var weakNetwork: SimulatedNetwork?
+    /// The network this host is on; stops the program, naming the host, once the network is gone.
+    var network: SimulatedNetwork {
+        guard let network = weakNetwork else {
+            misuseStop(
+                "UVLoopTesting: host \"\(name)\" was used after its SimulatedNetwork was released; keep the network (a let in the test) alive for as long as its hosts' loops, listeners and connections are used",
+                file: #fileID, line: #line)
+        }
+        return network
+    }
     /// The instant a stall ends; nil when the host runs.
     var stalledUntil: LoopInstant?
     /// The host's loop has shut down: it runs no more, and nothing is delivered to it.
@@ -39,7 +50,7 @@ public final class SimulatedHost {
         self.address = address
         self.index = index
         self.loop = loop
-        self.network = network
+        weakNetwork = network
         receiveWindow = network.defaultReceiveWindow
         sendBufferSize = network.defaultSendBufferSize
     }

@@ -19,6 +19,10 @@ import UVLoop
 /// every host's loop, whose thread it is. Ordering: deliveries happen in (due time, the order they
 /// were sent); hosts run in the order they were added. The same seed and the same test give the
 /// same interleaving, byte for byte.
+///
+/// Lifetime: the network holds its hosts, and a host does not hold its network. Keep the network
+/// (a `let` in the test) for as long as its hosts' loops, listeners and connections are used: a
+/// host used after its network is released stops the program with a message naming the host.
 public final class SimulatedNetwork {
     /// The seed of the network's generator, from which latencies and random faults are drawn.
     public let seed: UInt64
