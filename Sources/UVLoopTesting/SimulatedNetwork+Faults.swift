@@ -7,6 +7,8 @@ public enum SimulatedFault: Sendable, Hashable {
     case partition([String], from: [String])
     /// ``SimulatedNetwork/heal()``.
     case heal
+    /// ``SimulatedNetwork/heal(_:from:)``.
+    case healPartition([String], from: [String])
     /// ``SimulatedNetwork/stall(_:for:)``.
     case stall(String, for: Duration)
     /// ``SimulatedNetwork/resetConnections(between:and:)``.
@@ -19,7 +21,9 @@ public enum SimulatedFault: Sendable, Hashable {
 
 /// Faults injected by the test. Each takes effect at the network's current time.
 extension SimulatedNetwork {
-    /// Cuts every host of `group` off from every host of `other`, both ways, until ``heal()``.
+    /// Cuts every host of `group` off from every host of `other`, both ways, until
+    /// ``heal(_:from:)`` with the same hosts (or ``heal()``). Partitions may overlap: a pair that
+    /// two partitions cut stays cut until both have healed.
     ///
     /// A connect across the cut fails with `UV_ETIMEDOUT` after ``connectTimeout``; bytes, ends
     /// and resets sent across it wait and arrive after the heal (plus the link's latency), as
@@ -28,19 +32,46 @@ extension SimulatedNetwork {
     ///   - group: host names.
     ///   - other: host names.
     public func partition(_ group: [String], from other: [String]) {
-        for first in group {
-            for second in other {
-                let path = SimulatedPath(requireHost(first, "partition").index, requireHost(second, "partition").index)
-                cutPaths.insert(path.unordered)
-            }
-        }
+        for path in pairs(group, other, "partition") { cutPaths[path, default: 0] += 1 }
         record("partition \(group) from \(other)")
+    }
+
+    /// Ends the partition that ``partition(_:from:)`` made with the same hosts (either way round):
+    /// what waited on a pair no other partition cuts is sent again now, in the order it was sent.
+    /// A pair no partition cuts is left as it is.
+    /// - Parameters:
+    ///   - group: host names.
+    ///   - other: host names.
+    public func heal(_ group: [String], from other: [String]) {
+        for path in pairs(group, other, "heal") {
+            guard let count = cutPaths[path] else { continue }
+            cutPaths[path] = count > 1 ? count - 1 : nil
+        }
+        record("heal \(group) from \(other)")
+        sendHeldTransmissions()
     }
 
     /// Ends every partition: what waited on a cut is sent again now, in the order it was sent.
     public func heal() {
         cutPaths.removeAll()
         record("heal")
+        sendHeldTransmissions()
+    }
+
+    /// The pairs of hosts between `group` and `other`, each once, either way round.
+    private func pairs(_ group: [String], _ other: [String], _ operation: String) -> [SimulatedPath] {
+        var pairs: [SimulatedPath] = []
+        for first in group {
+            for second in other {
+                let path = SimulatedPath(requireHost(first, operation).index, requireHost(second, operation).index).unordered
+                if !pairs.contains(path) { pairs.append(path) }
+            }
+        }
+        return pairs
+    }
+
+    /// Sends again what waited on a cut; what crosses a pair still cut waits again, in order.
+    private func sendHeldTransmissions() {
         let held = heldTransmissions
         heldTransmissions.removeAll()
         for transmission in held { transmission() }
@@ -135,7 +166,7 @@ extension SimulatedNetwork {
                 schedule(.stall(first, for: length), at: at)
             case .partition:
                 schedule(.partition([first], from: [second]), at: at)
-                schedule(.heal, at: at.advanced(by: length))
+                schedule(.healPartition([first], from: [second]), at: at.advanced(by: length))
             default:
                 schedule(.resetConnections(between: first, and: second), at: at)
             }
@@ -146,6 +177,7 @@ extension SimulatedNetwork {
         switch fault {
         case .partition(let group, let other): partition(group, from: other)
         case .heal: heal()
+        case .healPartition(let group, let other): heal(group, from: other)
         case .stall(let host, let duration): stall(host, for: duration)
         case .resetConnections(let first, let second): resetConnections(between: first, and: second)
         case .refuseConnections(let host, let port): refuseConnections(to: host, port: port)

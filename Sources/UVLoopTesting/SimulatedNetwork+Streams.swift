@@ -18,7 +18,7 @@ extension SimulatedNetwork {
         return departure + link.latency.draw(&random)
     }
 
-    func isCut(_ path: SimulatedPath) -> Bool { cutPaths.contains(path.unordered) }
+    func isCut(_ path: SimulatedPath) -> Bool { cutPaths[path.unordered, default: 0] > 0 }
 
     /// Carries one segment of `record` from its end `side` to the other: `action` runs on the
     /// other host when it arrives, after the segments sent before it when `ordered`. Across a

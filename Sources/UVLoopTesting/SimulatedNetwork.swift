@@ -52,7 +52,9 @@ public final class SimulatedNetwork {
     private var links: [SimulatedPath: SimulatedLink] = [:]
     var linkBusyUntil: [SimulatedPath: UInt64] = [:]
     /// Unordered pairs of host indexes that cannot reach each other.
-    var cutPaths: Set<SimulatedPath> = []
+    /// How many partitions cut each pair of hosts (either way round): a pair is cut while its
+    /// count is above zero, so overlapping partitions each last their own length.
+    var cutPaths: [SimulatedPath: Int] = [:]
     /// What was sent across a partition, sent again when it heals.
     var heldTransmissions: [() -> Void] = []
     /// The connections open between hosts, in the order they were made.
