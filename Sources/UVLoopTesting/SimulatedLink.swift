@@ -46,8 +46,8 @@ public struct SimulatedLatency: Sendable, Hashable {
 }
 
 /// The path from one host to another on a ``SimulatedNetwork``: latency, bandwidth, and the
-/// loss and reordering that datagrams see (a stream's bytes arrive whole and in order whatever
-/// these say).
+/// loss, reordering and duplication that datagrams see (a stream's bytes arrive whole, once and
+/// in order whatever these say).
 public struct SimulatedLink: Sendable, Hashable {
     /// The one-way latency of a segment.
     public var latency: SimulatedLatency
@@ -59,14 +59,22 @@ public struct SimulatedLink: Sendable, Hashable {
     public var loss: Double
     /// The probability, 0 to 1, that a datagram is held back behind the next one.
     public var reordering: Double
+    /// The probability, 0 to 1, that a datagram arrives twice: the copy crosses the link as a
+    /// datagram of its own (its own latency, its share of the bandwidth), so it may arrive before
+    /// or after the original.
+    public var duplication: Double
 
     /// A link with the given properties (by default: no latency, no bandwidth limit, no loss, no
-    /// reordering).
-    public init(latency: SimulatedLatency = .zero, bandwidth: Int? = nil, loss: Double = 0, reordering: Double = 0) {
+    /// reordering, no duplication).
+    public init(
+        latency: SimulatedLatency = .zero, bandwidth: Int? = nil, loss: Double = 0, reordering: Double = 0,
+        duplication: Double = 0
+    ) {
         self.latency = latency
         self.bandwidth = bandwidth.map { Swift.max(1, $0) }
         self.loss = Swift.min(1, Swift.max(0, loss))
         self.reordering = Swift.min(1, Swift.max(0, reordering))
+        self.duplication = Swift.min(1, Swift.max(0, duplication))
     }
 }
 

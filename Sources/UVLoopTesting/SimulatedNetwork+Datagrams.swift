@@ -55,7 +55,8 @@ extension SimulatedNetwork {
     /// Carries one datagram: lost across a partition, to an address no host has, or with the
     /// link's loss; otherwise due after the link's bandwidth and latency, and, with the link's
     /// reordering, held back and sent after the sender's next datagram (or after twice the
-    /// link's drawn latency, at the latest, when it sends none). At its destination it goes to the
+    /// link's drawn latency, at the latest, when it sends none). With the link's duplication a
+    /// copy crosses too, with its own latency. At its destination it goes to the
     /// socket bound to its port; with none there, a connected sender reads `UV_ECONNREFUSED`, as
     /// the kernel reports the ICMP "port unreachable" to a connected socket.
     func sendDatagram(_ bytes: [UInt8], from socket: SimulatedDatagramSocket, of host: SimulatedHost, to address: SocketAddress) {
@@ -67,20 +68,25 @@ extension SimulatedNetwork {
         if isCut(path) { return record("\(host.name) sends a datagram to \(destination.name) across a partition: lost") }
         if random.happens(link(path).loss) { return record("\(host.name) sends a datagram of \(bytes.count) bytes to \(destination.name): lost") }
         let connectedTo = socket.remoteAddress
+        let deliver = { [unowned self] in
+            if let receiver = destination.loop.simulatedDatagramPorts.sockets[port] {
+                return receiver.receive(bytes, from: sender)
+            }
+            record("\(destination.name) has no datagram socket on port \(port)")
+            guard connectedTo == address, !isCut(SimulatedPath(destination.index, host.index)) else { return }
+            let back = self.arrival(SimulatedPath(destination.index, host.index), byteCount: 0)
+            schedule(at: LoopInstant(nanoseconds: back), host: host.index) {
+                socket.receiveFailure(UV_ECONNREFUSED.rawValue)
+            }
+        }
         let transmit = { [unowned self] in
             let arrival = arrival(path, byteCount: bytes.count)
             record("\(host.name) sends a datagram of \(bytes.count) bytes to \(destination.name):\(port), due at \(arrival)")
-            schedule(at: LoopInstant(nanoseconds: arrival), host: destination.index) { [unowned self] in
-                if let receiver = destination.loop.simulatedDatagramPorts.sockets[port] {
-                    return receiver.receive(bytes, from: sender)
-                }
-                record("\(destination.name) has no datagram socket on port \(port)")
-                guard connectedTo == address, !isCut(SimulatedPath(destination.index, host.index)) else { return }
-                let back = self.arrival(SimulatedPath(destination.index, host.index), byteCount: 0)
-                schedule(at: LoopInstant(nanoseconds: back), host: host.index) {
-                    socket.receiveFailure(UV_ECONNREFUSED.rawValue)
-                }
-            }
+            schedule(at: LoopInstant(nanoseconds: arrival), host: destination.index, deliver)
+            guard random.happens(link(path).duplication) else { return }
+            let copy = self.arrival(path, byteCount: bytes.count)
+            record("\(host.name)'s datagram to \(destination.name):\(port) is duplicated, the copy due at \(copy)")
+            schedule(at: LoopInstant(nanoseconds: copy), host: destination.index, deliver)
         }
         // What an earlier datagram held back waits for: this one goes first, then it.
         let held = socket.heldBack

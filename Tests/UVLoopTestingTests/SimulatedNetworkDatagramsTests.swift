@@ -159,6 +159,15 @@ final class SimulatedNetworkDatagramsTests: XCTestCase {
         let everyOther = try run(seed: 1, SimulatedLink(latency: .milliseconds(3), reordering: 1))
         XCTAssertEqual(Array(everyOther.prefix(6)), [1, 0, 3, 2, 5, 4], "each held datagram goes after the next one")
         XCTAssertEqual(everyOther.sorted(), Array(0..<40), "reordering loses nothing")
+
+        let doubled = try run(seed: 1, SimulatedLink(latency: .milliseconds(3), duplication: 1))
+        XCTAssertEqual(doubled, (0..<40).flatMap { [$0, $0] }, "every datagram arrives twice, a fixed latency keeps the copies together")
+        let someDoubled = try run(seed: 1, SimulatedLink(latency: .uniform(min: .milliseconds(1), max: .milliseconds(5)), duplication: 0.3))
+        XCTAssertEqual(try run(seed: 1, SimulatedLink(latency: .uniform(min: .milliseconds(1), max: .milliseconds(5)), duplication: 0.3)), someDoubled, "the same seed duplicates the same datagrams")
+        XCTAssertEqual(Set(someDoubled), Set(0..<40), "duplication loses nothing")
+        XCTAssertGreaterThan(someDoubled.count, 40)
+        XCTAssertLessThan(someDoubled.count, 80)
+        XCTAssertEqual(try run(seed: 1, SimulatedLink(latency: .milliseconds(3))).count, 40, "no duplication by default")
     }
 
     func testADatagramAcrossAPartitionIsLost() throws {
