@@ -10,8 +10,9 @@ import UVLoop
 /// then the request leaves its session, then waiters wake (so a waiter sees the completion's
 /// effects), in that order, on the loop's thread.
 ///
-/// The request lets go of the operation's closures (worker, transform, completion) once its
-/// completion has run, so what they captured is released then, even while the request is kept.
+/// The request lets go of the operation's worker once it has run (on the pool thread), and of its
+/// transform and completion once the completion has run, so what they captured is released then,
+/// even while the request is kept.
 ///
 /// ## Cancelling
 /// ``cancel()`` is accepted until the request starts completing. Then:
