@@ -52,7 +52,11 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     /// looked up at run time, while this field has the same layout for every `Value` (references
     /// to the closures' contexts) and is destroyed in place. The only such property outside the
     /// folders for unchecked code; scripts/check-unsafe-code allows this one and no other.
-    @usableFromInline nonisolated(unsafe) var closures: OperationClosures<Value>?
+    ///
+    /// Without the run-time exclusivity check: the lock already keeps accesses from overlapping,
+    /// and no access runs user code (they move the closures out, or copy them), so the check
+    /// could never fire; it would cost the loop's thread a `swift_beginAccess` call per request.
+    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var closures: OperationClosures<Value>?
     /// The thread-pool steps, compiled where `Value` is known (see `ThreadPoolStep`).
     @usableFromInline let threadPoolStep: @Sendable (OperationRequest<Value>, ThreadPoolStep) -> Bool
 
