@@ -6,8 +6,8 @@
 /// the loop's thread moves the rest out when the request begins completing, runs the transform and
 /// completion, and releases them before any waiter wakes. So what the closures captured is
 /// released by the time the request completes, as `NSOperation` clears its completion block: an
-/// object that keeps a request and is captured by its closures makes no lasting cycle. A struct rather than an object of its own, so that a
-/// request costs no allocation for its closures.
+/// object that keeps a request and is captured by its closures makes no lasting cycle. A struct
+/// rather than an object of its own, so that a request costs no allocation for its closures.
 @usableFromInline
 struct OperationClosures<Value: Sendable>: Sendable {
     /// Taken by the pool thread that runs it; still here when the request was cancelled first.

@@ -133,10 +133,10 @@ extension OperationRequest {
     /// A pool thread: runs the worker; a throw becomes the outcome's error.
     @inlinable
     func runWorker(_ work: ThreadPoolWork) {
-        // The request holds its closures until completing begins, which only the loop's thread does,
-        // after this returns. Only a worker request is ever queued (`begin`), and a pool thread runs
-        // it once, so `worker` is set. Moved out, so that what it captured is released here once it
-        // has run, rather than on the loop's thread with the transform and completion.
+        // The request holds its closures until completing begins, which only the loop's thread
+        // does, after this returns. Only a worker request is ever queued (`begin`), and a pool
+        // thread runs it once, so `worker` is set. Moved out, so that what it captured is released
+        // here once it has run, rather than on the loop's thread with the transform and completion.
         let worker = state.withLock { _ in closures!.worker.take()! }
         let result = Result { try worker() }
         if Self.resultFitsWork {

@@ -54,7 +54,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     /// folders for unchecked code; scripts/check-unsafe-code allows this one and no other.
     ///
     /// Without the run-time exclusivity check: the lock already keeps accesses from overlapping,
-    /// and no access runs user code (they move the closures out, or copy them), so the check
+    /// and no access runs user code (each moves the worker, or all the closures, out), so the check
     /// could never fire; it would cost the loop's thread a `swift_beginAccess` call per request.
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var closures: OperationClosures<Value>?
     /// The thread-pool steps, compiled where `Value` is known (see `ThreadPoolStep`).
