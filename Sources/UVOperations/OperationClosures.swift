@@ -1,19 +1,17 @@
 /// The closures one request runs: its worker (on a pool thread), and its transform and completion
 /// (on the loop's thread).
 ///
-/// The only strong reference to them is in the request's locked state: a pool thread borrows the
-/// worker from there, and the loop's thread takes them out when the request begins completing,
-/// runs the transform and completion, and releases them before any waiter wakes. So what the
-/// closures captured is released when the request completes, as `NSOperation` clears its
-/// completion block: an object that keeps a request and is captured by its completion makes no
-/// lasting cycle. (The closures are `let`s of a separate object, rather than optional `var`s of
-/// the request, because the request's deinit is compiled once for every `Value`, and destroying
-/// generic mutable state there looks up type metadata at run time. The request holds no
-/// `unowned` reference to them either: each strong access through one costs an atomic
-/// compare-and-swap on the loop's thread.)
+/// Kept in the request (`OperationRequest.closures`, reached only under its lock), the only
+/// reference to them: a pool thread moves the worker out of there, runs it and releases it, and
+/// the loop's thread moves the rest out when the request begins completing, runs the transform and
+/// completion, and releases them before any waiter wakes. So what the closures captured is
+/// released by the time the request completes, as `NSOperation` clears its completion block: an
+/// object that keeps a request and is captured by its closures makes no lasting cycle. A struct
+/// rather than an object of its own, so that a request costs no allocation for its closures.
 @usableFromInline
-final class OperationClosures<Value: Sendable>: Sendable {
-    @usableFromInline let worker: (@Sendable () throws -> Value)?
+struct OperationClosures<Value: Sendable>: Sendable {
+    /// Taken by the pool thread that runs it; still here when the request was cancelled first.
+    @usableFromInline var worker: (@Sendable () throws -> Value)?
     @usableFromInline let transform: (@Sendable (inout Outcome<Value>) -> Void)?
     @usableFromInline let completion: (@Sendable (Outcome<Value>) -> Void)?
 

@@ -53,23 +53,23 @@ extension OperationRequest {
     func finishComposite(with result: Result<Value, any Error>) {
         let (cancelled, closures) = state.withLock { state in
             state.stage = .completing
-            return (state.cancelRequested, state.takeClosures())
+            return (state.cancelRequested, takeClosures())
         }
-        deliver(Outcome(result: result, isCancelled: cancelled), closures: Self.typed(consume closures))
+        deliver(Outcome(result: result, isCancelled: cancelled), closures: closures)
     }
 
-    /// The closures that `RequestState` holds type-erased: only this request's are ever stored.
+    /// Moves the closures out, leaving nil. Called once, with `state`'s lock held, by the call that
+    /// begins completing.
     @inlinable
-    static func typed(_ closures: consuming any AnyObject & Sendable) -> OperationClosures<Value> {
-        // Unchecked in optimised builds (checked in debug ones): `init` stores only this request's
-        // closures, and a checked cast is a runtime call on the pool thread and the loop's, per
-        // request.
-        unsafeDowncast(closures, to: OperationClosures<Value>.self)
+    func takeClosures() -> OperationClosures<Value> {
+        guard let taken = closures.take() else {
+            fatalError("UVOperations: a request began completing twice")
+        }
+        return taken
     }
 
     /// Runs the transform and completion, leaves the session, wakes waiters, tells the parent.
-    /// `closures` are the request's, which the state gave up when completing began: the last
-    /// strong reference to them.
+    /// `closures` are the request's, taken out when completing began: the last reference to them.
     @inlinable
     func deliver(_ decided: consuming Outcome<Value>, closures: consuming OperationClosures<Value>) {
         var outcome = decided
@@ -133,10 +133,12 @@ extension OperationRequest {
     /// A pool thread: runs the worker; a throw becomes the outcome's error.
     @inlinable
     func runWorker(_ work: ThreadPoolWork) {
-        // The state holds the closures until completing begins, which only the loop's thread does,
-        // after this returns. Only a worker request is ever queued (`begin`), so `worker` is set.
-        let closures = Self.typed(state.withLock { $0.closures! })
-        let result = Result { try closures.worker!() }
+        // The request holds its closures until completing begins, which only the loop's thread
+        // does, after this returns. Only a worker request is ever queued (`begin`), and a pool
+        // thread runs it once, so `worker` is set. Moved out, so that what it captured is released
+        // here once it has run, rather than on the loop's thread with the transform and completion.
+        let worker = state.withLock { _ in closures!.worker.take()! }
+        let result = Result { try worker() }
         if Self.resultFitsWork {
             work.storeResult(result)
         } else {
@@ -150,7 +152,7 @@ extension OperationRequest {
     func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) {
         let (cancelRequested, closures) = state.withLock { state in
             state.stage = .completing
-            return (state.cancelRequested, state.takeClosures())
+            return (state.cancelRequested, takeClosures())
         }
         let result: Result<Value, any Error>?
         if cancelled {
@@ -165,7 +167,7 @@ extension OperationRequest {
             }
             result = Self.unerased(boxed).result
         }
-        deliver(Outcome(result: result, isCancelled: cancelled || cancelRequested), closures: Self.typed(consume closures))
+        deliver(Outcome(result: result, isCancelled: cancelled || cancelRequested), closures: closures)
     }
 }
 

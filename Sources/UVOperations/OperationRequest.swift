@@ -10,8 +10,9 @@ import UVLoop
 /// then the request leaves its session, then waiters wake (so a waiter sees the completion's
 /// effects), in that order, on the loop's thread.
 ///
-/// The request lets go of the operation's closures (worker, transform, completion) once its
-/// completion has run, so what they captured is released then, even while the request is kept.
+/// The request lets go of the operation's worker once it has run (on the pool thread), and of its
+/// transform and completion once the completion has run, so what they captured is released then,
+/// even while the request is kept.
 ///
 /// ## Cancelling
 /// ``cancel()`` is accepted until the request starts completing. Then:
@@ -40,6 +41,22 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     /// This request's slot in `session`, set when it joins.
     @usableFromInline let sessionSlot: Atomic<Int>
     @usableFromInline let state: AnnotatedMutex<RequestState>
+    /// The operation's closures (see `OperationClosures`): set by `init`, then read and changed
+    /// only while holding `state`'s lock, until completing begins and takes them out.
+    ///
+    /// `nonisolated(unsafe)` is safe because every access after `init` happens inside
+    /// `state.withLock` (`runWorker`, `takeClosures`), so the lock orders them, and `init` and
+    /// the deinit have the request to themselves. A stored property of the request rather than a
+    /// field of `RequestState`, because the request's deinit is compiled once for every `Value`:
+    /// a lock around state that depends on `Value` is destroyed there through type metadata
+    /// looked up at run time, while this field has the same layout for every `Value` (references
+    /// to the closures' contexts) and is destroyed in place. The only such property outside the
+    /// folders for unchecked code; scripts/check-unsafe-code allows this one and no other.
+    ///
+    /// Without the run-time exclusivity check: the lock already keeps accesses from overlapping,
+    /// and no access runs user code (each moves the worker, or all the closures, out), so the check
+    /// could never fire; it would cost the loop's thread a `swift_beginAccess` call per request.
+    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var closures: OperationClosures<Value>?
     /// The thread-pool steps, compiled where `Value` is known (see `ThreadPoolStep`).
     @usableFromInline let threadPoolStep: @Sendable (OperationRequest<Value>, ThreadPoolStep) -> Bool
 
@@ -61,10 +78,9 @@ public final class OperationRequest<Value: Sendable>: Sendable {
             worker = nil
             driver = CompositeDriver(loop: loop, plan: plan, wrap: wrap)
         }
-        let closures = OperationClosures(
-            worker: worker, transform: runnable.transform, completion: runnable.completion)
+        closures = OperationClosures(worker: worker, transform: runnable.transform, completion: runnable.completion)
         sessionSlot = Atomic(-1)
-        state = AnnotatedMutex(RequestState(closures: closures))
+        state = AnnotatedMutex(RequestState())
         // Captures nothing once specialised, so it costs no allocation there.
         threadPoolStep = { request, step in request.perform(step) }
     }

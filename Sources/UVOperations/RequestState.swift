@@ -38,30 +38,17 @@ struct RequestState {
     @usableFromInline var waiters: ThreadEvent?
     /// Tasks awaiting the outcome, resumed once it is final.
     @usableFromInline var continuations: [CheckedContinuation<Void, Never>]
-    /// The request's `OperationClosures`, the only strong reference to them until completing
-    /// begins, which takes them out (`takeClosures`) for the transform and completion.
-    @usableFromInline var closures: (any AnyObject & Sendable)?
 
     /// Every field set here rather than by default values, which are not inlinable: an opaque
     /// call in the middle of a request's initialiser keeps the optimiser from pairing up retains
     /// and releases around it.
     @inlinable
-    init(closures: any AnyObject & Sendable) {
+    init() {
         stage = .created
         cancelRequested = false
         outcome = ()
         waiters = nil
         continuations = []
-        self.closures = closures
-    }
-
-    /// Moves the closures out, leaving nil. Called once, by the call that begins completing.
-    @inlinable
-    mutating func takeClosures() -> any AnyObject & Sendable {
-        guard let taken = closures.take() else {
-            fatalError("UVOperations: a request began completing twice")
-        }
-        return taken
     }
 
     @inlinable

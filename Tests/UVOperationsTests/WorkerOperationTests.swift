@@ -68,6 +68,27 @@ final class WorkerOperationTests: LoopThreadTestCase {
         XCTAssertNil(weakOwner, "the finished request released its closures, and with them the owner")
     }
 
+    /// The worker is let go of once it has run, on the pool thread: what only the worker captured
+    /// is released before the completion runs.
+    func testWhatOnlyTheWorkerCapturedIsReleasedBeforeTheCompletionRuns() throws {
+        final class Captured: Sendable {}
+        struct WeakReference { weak var captured: Captured? }
+        let weakCaptured = Mutex(WeakReference())
+        let releasedBeforeCompletion = Mutex<Bool?>(nil)
+        let request = try { () throws -> OperationRequest<Int> in
+            let captured = Captured()
+            weakCaptured.withLock { $0.captured = captured }
+            return try WorkerOperation { () -> Int in withExtendedLifetime(captured) { 1 } }
+                .onCompletion { _ in
+                    let released = weakCaptured.withLock { $0.captured == nil }
+                    releasedBeforeCompletion.withLock { $0 = released }
+                }
+                .start(on: loop)
+        }()
+        XCTAssertEqual(try request.wait().value, 1)
+        XCTAssertEqual(releasedBeforeCompletion.withLock { $0 }, true)
+    }
+
     func testWorkerThatThrowsGivesAnOutcomeWithTheError() throws {
         let completions = Counter()
         let request = try WorkerOperation<Int>(completion: { _ in completions.increment() }) {
