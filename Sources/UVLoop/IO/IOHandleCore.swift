@@ -28,8 +28,10 @@ protocol NativeIOHandle {
 ///
 /// A kind subclasses it with its own state and verbs: `SignalWatchCore`, `DescriptorWatchCore`,
 /// `StreamConnectionCore`, `StreamListenerCore`, `NameLookupCore`. See "Adding a handle kind" in
-/// ARCHITECTURE.md.
-class IOHandleCore<Native: NativeIOHandle>: LoopIOHandle {
+/// ARCHITECTURE.md. It is a `HandleContext`, so that a kind may be its own handle's context
+/// (what the handle's `data` field holds) instead of allocating one beside it, as the streams'
+/// cores are (`StreamCore`).
+class IOHandleCore<Native: NativeIOHandle>: HandleContext, LoopIOHandle {
     let loop: Loop
     /// Read (`handle`) and replaced (`open`, `close`, `endedByItself`) in whole, never passed
     /// `inout`, on the loop's thread only: no two accesses can overlap, so it goes without the
@@ -51,6 +53,7 @@ class IOHandleCore<Native: NativeIOHandle>: LoopIOHandle {
     init(loop: Loop) throws(LoopError) {
         try loop.lifecycle.admitHandle()
         self.loop = loop
+        super.init()
     }
 
     /// The libuv handle, from `open(_:keepsOwnerLoopAlive:)` until the core closes: libuv frees
@@ -129,24 +132,5 @@ extension Loop {
     func openHandle(_ open: @escaping @Sendable () throws(LoopError) -> Void) throws(LoopError) {
         if isOnLoopThread { return try open() }
         try invoke { Result { () throws(LoopError) in try open() } }.get()
-    }
-}
-
-extension IOHandleCore where Native == StreamHandle {
-    /// Creates the stream handle of a connection or listener core (`delegate`), and records it
-    /// with the loop. A stream keeps an owner's loop alive, as the owner's own streams do.
-    final func openStream(_ kind: StreamHandle.Kind, socketFamily: Int32?, delegate: any StreamHandleDelegate) throws(LoopError) {
-        BrokenPipeSignal.ignoreUnlessHandled()
-        let readBuffer = loop.engine.ioHandles.streamReadBuffer
-        let opened = try StreamHandle(kind, loop: loop.native, readBuffer: readBuffer, socketFamily: socketFamily)
-        opened.setDelegate(delegate)
-        open(opened, keepsOwnerLoopAlive: true)
-    }
-
-    /// Creates the handle of a stream of a simulated network's host (see `SimulatedStream`).
-    final func openSimulatedStream(_ simulated: SimulatedStream, delegate: any StreamHandleDelegate) throws(LoopError) {
-        let opened = try StreamHandle(simulated: simulated, loop: loop.native, readBuffer: loop.engine.ioHandles.streamReadBuffer)
-        opened.setDelegate(delegate)
-        open(opened, keepsOwnerLoopAlive: true)
     }
 }

@@ -3,7 +3,7 @@ import CLibUV
 /// The loop-thread state of one ``StreamConnection``: its libuv handle, its reading (callback or
 /// async), its write queue and water marks, and how it closed. Also a connection still
 /// connecting, before its `StreamConnection` exists. Loop thread only.
-final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelegate {
+final class StreamConnectionCore: StreamCore {
     enum ReadMode { case idle, callback, async }
     enum ReadEnd { case end, failed(LoopError) }
 
@@ -72,19 +72,19 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32? = nil) throws(LoopError) {
         try super.init(loop: loop)
-        try openStream(kind, socketFamily: socketFamily, delegate: self)
+        try openStream(kind, socketFamily: socketFamily)
     }
 
     /// Opens a stream of a simulated network's host.
     init(loop: Loop, simulated: SimulatedStream) throws(LoopError) {
         try super.init(loop: loop)
-        try openSimulatedStream(simulated, delegate: self)
+        try openSimulatedStream(simulated)
     }
 
     /// Opens a stream on a descriptor someone else opened (see `Loop.openConnection`).
     init(loop: Loop, descriptor: Int32, kind: StreamHandle.Kind, ownership: DescriptorOwnership, ipc: Bool = false) throws(LoopError) {
         try super.init(loop: loop)
-        try openStream(descriptor: descriptor, kind: kind, ownership: ownership, ipc: ipc, delegate: self)
+        try openStream(descriptor: descriptor, kind: kind, ownership: ownership, ipc: ipc)
     }
 
     // MARK: closing
@@ -110,7 +110,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         asyncState?.close(reason)
     }
 
-    func streamDidClose() {
+    override func streamDidClose() {
         // Completions of writes the kernel took: they succeeded.
         runFinishedCompletions()
         fileTransfer?.connectionDidClose()
@@ -125,8 +125,6 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         endPipes(reason: closeReason ?? .streamClosed)
         connection = nil
     }
-
-    func streamConnectionIsReady(_ status: Int32) {}
 
     // MARK: reading
 
@@ -147,7 +145,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         isReading = false
     }
 
-    func streamDidRead(_ bytes: UnsafeRawBufferPointer) {
+    override func streamDidRead(_ bytes: UnsafeRawBufferPointer) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
         loop.engine.runIOCallback { handleDidRead(bytes) }
@@ -168,7 +166,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         }
     }
 
-    func streamReadDidEnd(_ status: Int32) {
+    override func streamReadDidEnd(_ status: Int32) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
         loop.engine.runIOCallback { handleReadDidEnd(status) }
@@ -234,7 +232,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         for completion in completions { completion(nil) }
     }
 
-    func streamWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {
+    override func streamWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
         loop.engine.runIOCallback { handleWriteDidFinish(byteCount: byteCount, completion: completion, status: status) }
