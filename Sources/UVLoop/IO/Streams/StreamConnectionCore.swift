@@ -15,6 +15,9 @@ final class StreamConnectionCore: StreamCore {
     // Reading.
     var readMode = ReadMode.idle
     private(set) var isReading = false
+    /// Reading has ended: the peer's end, a read error, or the close that a read handler heard of
+    /// as its last read.
+    var readHasEnded = false
     // Writing.
     private(set) var isWritable = true
     private(set) var writesShutDown = false
@@ -66,8 +69,6 @@ final class StreamConnectionCore: StreamCore {
     /// What only some connections use (a writability handler, pipes, a framed reader's resumer,
     /// a flushing close, a file transfer), made on first use: see StreamConnectionCore+Extras.swift.
     var extras: StreamConnectionExtras?
-    /// How reading ended, once it has.
-    var readEnd: ReadEnd?
 
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32? = nil) throws(LoopError) {
@@ -114,9 +115,9 @@ final class StreamConnectionCore: StreamCore {
         // Completions of writes the kernel took: they succeeded.
         runFinishedCompletions()
         fileTransfer?.connectionDidClose()
-        if let reason = closeReason, reason != .streamClosed, readMode == .callback, readEnd == nil,
+        if let reason = closeReason, reason != .streamClosed, readMode == .callback, !readHasEnded,
            let handler = readHandler, let connection {
-            readEnd = .failed(reason)
+            readHasEnded = true
             handler(connection, .failed(reason))
         }
         readHandler = nil
@@ -132,7 +133,7 @@ final class StreamConnectionCore: StreamCore {
     /// - Returns: libuv's error, if it refused.
     @discardableResult
     func resumeReading() -> LoopError? {
-        guard !isReading, readEnd == nil, closeReason == nil else { return nil }
+        guard !isReading, !readHasEnded, closeReason == nil else { return nil }
         let status = handle.startReading()
         guard status == 0 else { return .libuv(status, "uv_read_start") }
         isReading = true
@@ -175,7 +176,7 @@ final class StreamConnectionCore: StreamCore {
     private func handleReadDidEnd(_ status: Int32) {
         isReading = false
         let end: ReadEnd = status == UV_EOF.rawValue ? .end : .failed(.libuv(status, "read"))
-        readEnd = end
+        readHasEnded = true
         if let flushing = flushingClose {
             flushing.peerEnded = true
             return finishFlushingClose()
