@@ -43,10 +43,8 @@ class IOHandleCore<Native: NativeIOHandle>: HandleContext, LoopIOHandle {
     /// it then fits the padding after `native` (a stream handle's 9 bytes), which keeps every
     /// core the size it was.
     private(set) final var registryIndex: Int32 = -1
-    /// Why the handle closed: ``LoopError/streamClosed`` when its user closed it, the loop's
-    /// refusal (``LoopError/shutDown``, ``LoopError/detached``) at the loop's ending, or the
-    /// error that ended it. Nil while open.
-    private(set) var closeReason: LoopError?
+    /// Why the handle closed, kept in one word (see `CloseState`): every open handle carries it.
+    private var closeState = CloseState.open
 
     /// Admits a new handle on `loop`. Loop thread only.
     /// - Throws: the loop's refusal once it no longer accepts handles.
@@ -65,7 +63,12 @@ class IOHandleCore<Native: NativeIOHandle>: HandleContext, LoopIOHandle {
         return native
     }
 
-    final var isOpen: Bool { closeReason == nil }
+    /// Why the handle closed: ``LoopError/streamClosed`` when its user closed it, the loop's
+    /// refusal (``LoopError/shutDown``, ``LoopError/detached``) at the loop's ending, or the
+    /// error that ended it. Nil while open.
+    final var closeReason: LoopError? { closeState.reason }
+
+    final var isOpen: Bool { closeState.isOpen }
 
     /// Takes the libuv handle just created for this core: unreferences it on a loop that C code
     /// owns unless `keepsOwnerLoopAlive`, and records it in the loop's open handles.
@@ -80,8 +83,8 @@ class IOHandleCore<Native: NativeIOHandle>: HandleContext, LoopIOHandle {
     /// - Returns: whether this call closed it (false when it had closed already).
     @discardableResult
     final func close(reason: LoopError) -> Bool {
-        guard closeReason == nil else { return false }
-        closeReason = reason
+        guard closeState.isOpen else { return false }
+        closeState = CloseState(reason)
         loop.engine.ioHandles.unregister(self)
         if let native { closeNative(native) }
         native = nil
@@ -92,8 +95,8 @@ class IOHandleCore<Native: NativeIOHandle>: HandleContext, LoopIOHandle {
     /// The native handle ended by itself (a request that completed): forgets it in the loop's
     /// record without closing it. Nothing happens if it was closed already.
     final func endedByItself() {
-        guard closeReason == nil else { return }
-        closeReason = .streamClosed
+        guard closeState.isOpen else { return }
+        closeState = .byUser
         loop.engine.ioHandles.unregister(self)
         native = nil
     }
@@ -122,6 +125,42 @@ class IOHandleCore<Native: NativeIOHandle>: HandleContext, LoopIOHandle {
     /// stepped loop (`Loop.runUntilIdle`) must not take it for I/O still settling.
     final func asReadinessCallback(_ body: () -> Void) {
         loop.engine.runAsCallback(body)
+    }
+}
+
+/// Whether an I/O handle is open, and why it closed, in one word instead of a `LoopError?`'s
+/// several: the reasons nearly every handle closes for (its user, the loop's shutdown or detach)
+/// are cases of their own, and only another error (a reset, a failed read) is boxed, an
+/// allocation made when a handle ends that way.
+private enum CloseState {
+    case open
+    case byUser
+    case shutDown
+    case detached
+    indirect case other(LoopError)
+
+    init(_ reason: LoopError) {
+        switch reason {
+        case .streamClosed: self = .byUser
+        case .shutDown: self = .shutDown
+        case .detached: self = .detached
+        default: self = .other(reason)
+        }
+    }
+
+    var isOpen: Bool {
+        if case .open = self { return true }
+        return false
+    }
+
+    var reason: LoopError? {
+        switch self {
+        case .open: nil
+        case .byUser: .streamClosed
+        case .shutDown: .shutDown
+        case .detached: .detached
+        case .other(let reason): reason
+        }
     }
 }
 
