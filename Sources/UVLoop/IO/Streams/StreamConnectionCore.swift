@@ -58,8 +58,10 @@ final class StreamConnectionCore: StreamCore {
     var lowWaterMark = 32 * 1024
     var highWaterMark = 64 * 1024
     /// Completions of writes the kernel took at once: they run after `write` returned, from a
-    /// posted job, and before any later write's completion.
-    private var finishedCompletions: [(LoopError?) -> Void] = []
+    /// posted job, and before any later write's completion. Appended to, and emptied before
+    /// the completions run (`runFinishedCompletions`), on the loop's thread: no access overlaps
+    /// another, so it goes without the run-time exclusivity check that each close would pay.
+    @exclusivity(unchecked) private var finishedCompletions: [(LoopError?) -> Void] = []
     /// The async face's writes, taken from `asyncState` by `flushAsyncWrites` (its own buffer,
     /// swapped with the shared one so that both keep their capacity).
     var asyncOutgoing: [[UInt8]] = []
