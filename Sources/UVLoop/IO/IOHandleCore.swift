@@ -28,8 +28,10 @@ protocol NativeIOHandle {
 ///
 /// A kind subclasses it with its own state and verbs: `SignalWatchCore`, `DescriptorWatchCore`,
 /// `StreamConnectionCore`, `StreamListenerCore`, `NameLookupCore`. See "Adding a handle kind" in
-/// ARCHITECTURE.md.
-class IOHandleCore<Native: NativeIOHandle>: LoopIOHandle {
+/// ARCHITECTURE.md. It is a `HandleContext`, so that a kind may be its own handle's context
+/// (what the handle's `data` field holds) instead of allocating one beside it, as the streams'
+/// cores are (`StreamCore`).
+class IOHandleCore<Native: NativeIOHandle>: HandleContext, LoopIOHandle {
     let loop: Loop
     /// Read (`handle`) and replaced (`open`, `close`, `endedByItself`) in whole, never passed
     /// `inout`, on the loop's thread only: no two accesses can overlap, so it goes without the
@@ -41,16 +43,15 @@ class IOHandleCore<Native: NativeIOHandle>: LoopIOHandle {
     /// it then fits the padding after `native` (a stream handle's 9 bytes), which keeps every
     /// core the size it was.
     private(set) final var registryIndex: Int32 = -1
-    /// Why the handle closed: ``LoopError/streamClosed`` when its user closed it, the loop's
-    /// refusal (``LoopError/shutDown``, ``LoopError/detached``) at the loop's ending, or the
-    /// error that ended it. Nil while open.
-    private(set) var closeReason: LoopError?
+    /// Why the handle closed, kept in one word (see `CloseState`): every open handle carries it.
+    private var closeState = CloseState.open
 
     /// Admits a new handle on `loop`. Loop thread only.
     /// - Throws: the loop's refusal once it no longer accepts handles.
     init(loop: Loop) throws(LoopError) {
         try loop.lifecycle.admitHandle()
         self.loop = loop
+        super.init()
     }
 
     /// The libuv handle, from `open(_:keepsOwnerLoopAlive:)` until the core closes: libuv frees
@@ -62,7 +63,12 @@ class IOHandleCore<Native: NativeIOHandle>: LoopIOHandle {
         return native
     }
 
-    final var isOpen: Bool { closeReason == nil }
+    /// Why the handle closed: ``LoopError/streamClosed`` when its user closed it, the loop's
+    /// refusal (``LoopError/shutDown``, ``LoopError/detached``) at the loop's ending, or the
+    /// error that ended it. Nil while open.
+    final var closeReason: LoopError? { closeState.reason }
+
+    final var isOpen: Bool { closeState.isOpen }
 
     /// Takes the libuv handle just created for this core: unreferences it on a loop that C code
     /// owns unless `keepsOwnerLoopAlive`, and records it in the loop's open handles.
@@ -77,8 +83,8 @@ class IOHandleCore<Native: NativeIOHandle>: LoopIOHandle {
     /// - Returns: whether this call closed it (false when it had closed already).
     @discardableResult
     final func close(reason: LoopError) -> Bool {
-        guard closeReason == nil else { return false }
-        closeReason = reason
+        guard closeState.isOpen else { return false }
+        closeState = CloseState(reason)
         loop.engine.ioHandles.unregister(self)
         if let native { closeNative(native) }
         native = nil
@@ -89,8 +95,8 @@ class IOHandleCore<Native: NativeIOHandle>: LoopIOHandle {
     /// The native handle ended by itself (a request that completed): forgets it in the loop's
     /// record without closing it. Nothing happens if it was closed already.
     final func endedByItself() {
-        guard closeReason == nil else { return }
-        closeReason = .streamClosed
+        guard closeState.isOpen else { return }
+        closeState = .byUser
         loop.engine.ioHandles.unregister(self)
         native = nil
     }
@@ -122,6 +128,42 @@ class IOHandleCore<Native: NativeIOHandle>: LoopIOHandle {
     }
 }
 
+/// Whether an I/O handle is open, and why it closed, in one word instead of a `LoopError?`'s
+/// several: the reasons nearly every handle closes for (its user, the loop's shutdown or detach)
+/// are cases of their own, and only another error (a reset, a failed read) is boxed, an
+/// allocation made when a handle ends that way.
+private enum CloseState {
+    case open
+    case byUser
+    case shutDown
+    case detached
+    indirect case other(LoopError)
+
+    init(_ reason: LoopError) {
+        switch reason {
+        case .streamClosed: self = .byUser
+        case .shutDown: self = .shutDown
+        case .detached: self = .detached
+        default: self = .other(reason)
+        }
+    }
+
+    var isOpen: Bool {
+        if case .open = self { return true }
+        return false
+    }
+
+    var reason: LoopError? {
+        switch self {
+        case .open: nil
+        case .byUser: .streamClosed
+        case .shutDown: .shutDown
+        case .detached: .detached
+        case .other(let reason): reason
+        }
+    }
+}
+
 extension Loop {
     /// Runs `open`, which opens a handle's core, on the loop's thread: at once when called there,
     /// otherwise through a blocking `invoke` (in order with the calling thread's posts), so that
@@ -129,24 +171,5 @@ extension Loop {
     func openHandle(_ open: @escaping @Sendable () throws(LoopError) -> Void) throws(LoopError) {
         if isOnLoopThread { return try open() }
         try invoke { Result { () throws(LoopError) in try open() } }.get()
-    }
-}
-
-extension IOHandleCore where Native == StreamHandle {
-    /// Creates the stream handle of a connection or listener core (`delegate`), and records it
-    /// with the loop. A stream keeps an owner's loop alive, as the owner's own streams do.
-    final func openStream(_ kind: StreamHandle.Kind, socketFamily: Int32?, delegate: any StreamHandleDelegate) throws(LoopError) {
-        BrokenPipeSignal.ignoreUnlessHandled()
-        let readBuffer = loop.engine.ioHandles.streamReadBuffer
-        let opened = try StreamHandle(kind, loop: loop.native, readBuffer: readBuffer, socketFamily: socketFamily)
-        opened.setDelegate(delegate)
-        open(opened, keepsOwnerLoopAlive: true)
-    }
-
-    /// Creates the handle of a stream of a simulated network's host (see `SimulatedStream`).
-    final func openSimulatedStream(_ simulated: SimulatedStream, delegate: any StreamHandleDelegate) throws(LoopError) {
-        let opened = try StreamHandle(simulated: simulated, loop: loop.native, readBuffer: loop.engine.ioHandles.streamReadBuffer)
-        opened.setDelegate(delegate)
-        open(opened, keepsOwnerLoopAlive: true)
     }
 }

@@ -9,7 +9,11 @@ final class LoopIOHandles {
     /// The open handles of the kinds built on `IOHandleCore` (one per connection, listener,
     /// watch...): an array in which each knows its place (`registryIndex`), so that opening and
     /// closing one is an append and a swap with the last, with no hashing and 16 bytes a handle.
-    private(set) var handles: [any LoopIOHandle] = []
+    /// Changed only by `register` and `unregister`, on the loop's thread, none of which calls out
+    /// while it changes the array, and read in whole by `closeAll`: no two accesses can overlap,
+    /// so it goes without the run-time exclusivity check, which every connection's opening and
+    /// closing would otherwise pay several times.
+    @exclusivity(unchecked) private(set) var handles: [any LoopIOHandle] = []
     /// How to close each other open thing (an open file, the loop's file-system requests) at
     /// shutdown or detach. The closure sits in a struct so that the dictionary stores it as it
     /// is: a bare closure value would be wrapped in a thunk (an allocation) on every

@@ -152,7 +152,8 @@ extension LibUVHandle where Handle == uv_poll_t {
 
 /// What a handle's `data` field carries from `LibUVHandle.init` until its close callback: the
 /// Swift side of the handle. A kind subclasses it with what its callbacks need (`HandleCallback`,
-/// `StreamHandleContext`).
+/// `UDPHandleContext`), or is one itself: every `IOHandleCore` is a `HandleContext`, and a
+/// stream's core (`StreamCore`) is its own handle's context, one object instead of two.
 class HandleContext {
     /// libuv is done with the handle (its close callback); its memory is freed right after.
     func handleDidClose() {}

@@ -153,13 +153,12 @@ extension Loop {
     }
 }
 
-extension IOHandleCore where Native == StreamHandle {
-    /// Opens a stream of `kind` on `descriptor`, for a connection or listener core (`delegate`),
-    /// and records it with the loop; the loop's record of watched descriptors holds
+extension StreamCore {
+    /// Opens a stream of `kind` on `descriptor` for this connection or listener core, and records
+    /// it with the loop; the loop's record of watched descriptors holds
     /// `descriptor` until the stream closes.
     final func openStream(
-        descriptor: Int32, kind: StreamHandle.Kind, ownership: DescriptorOwnership, ipc: Bool,
-        delegate: any StreamHandleDelegate
+        descriptor: Int32, kind: StreamHandle.Kind, ownership: DescriptorOwnership, ipc: Bool
     ) throws(LoopError) {
         let ioHandles = loop.engine.ioHandles
         let alreadyOpen = LoopError.invalidArgument(
@@ -170,7 +169,7 @@ extension IOHandleCore where Native == StreamHandle {
         let stream: StreamHandle
         do {
             stream = try StreamHandle(
-                opening: opened, as: kind, ipc: ipc, loop: loop.native, readBuffer: ioHandles.streamReadBuffer)
+                opening: opened, as: kind, ipc: ipc, loop: loop.native, core: self)
         } catch {
             opened.abandon()
             if case .libuv(_, let code) = error, code == PollHandle.alreadyWatched { throw alreadyOpen }
@@ -178,7 +177,6 @@ extension IOHandleCore where Native == StreamHandle {
         }
         ioHandles.watchedDescriptors.insert(descriptor)
         opened.onRelease = { [ioHandles] in ioHandles.watchedDescriptors.remove(descriptor) }
-        stream.setDelegate(delegate)
         open(stream, keepsOwnerLoopAlive: true)
     }
 }

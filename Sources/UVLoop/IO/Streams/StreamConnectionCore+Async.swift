@@ -30,7 +30,7 @@ extension StreamConnectionCore {
         guard closeReason == nil, flushingClose == nil else { return }
         readMode = .async
         if let error = resumeReading() {
-            readEnd = .failed(error)
+            readHasEnded = true
             asyncState?.endReads(.failure(error))
         }
     }
@@ -40,7 +40,7 @@ extension StreamConnectionCore {
         asyncState?.readingResumed()
         guard readMode == .async, closeReason == nil else { return }
         if let error = resumeReading() {
-            readEnd = .failed(error)
+            readHasEnded = true
             asyncState?.endReads(.failure(error))
         }
     }

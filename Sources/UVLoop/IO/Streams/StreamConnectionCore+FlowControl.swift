@@ -107,7 +107,7 @@ extension StreamConnectionCore {
         readMode = .idle
         asyncState?.discardReads(.streamClosed)
         readingPausedForWrites = false
-        if readEnd != nil { flushing.peerEnded = true } else if resumeReading() != nil { flushing.peerEnded = true }
+        if readHasEnded { flushing.peerEnded = true } else if resumeReading() != nil { flushing.peerEnded = true }
         if !writesShutDown {
             flushing.ownsShutdown = true
             do throws(LoopError) {
@@ -131,7 +131,7 @@ extension StreamConnectionCore {
     func finishFlushingClose() {
         guard let flushing = flushingClose, isOpen else { return }
         if flushing.ownsShutdown ? !flushing.writesFlushed : queuedWriteBytes > 0 { return }
-        if !flushing.peerEnded, readEnd == nil {
+        if !flushing.peerEnded, !readHasEnded {
             if flushing.lingerTimer == nil {
                 let box = LoopConfinedObject(self)
                 flushing.lingerTimer = try? loop.schedule(after: FlushingClose.lingerTime) { box.value.flushingCloseDeadlineHasPassed() }

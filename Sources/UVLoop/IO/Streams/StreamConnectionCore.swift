@@ -3,7 +3,7 @@ import CLibUV
 /// The loop-thread state of one ``StreamConnection``: its libuv handle, its reading (callback or
 /// async), its write queue and water marks, and how it closed. Also a connection still
 /// connecting, before its `StreamConnection` exists. Loop thread only.
-final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelegate {
+final class StreamConnectionCore: StreamCore {
     enum ReadMode { case idle, callback, async }
     enum ReadEnd { case end, failed(LoopError) }
 
@@ -15,6 +15,9 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     // Reading.
     var readMode = ReadMode.idle
     private(set) var isReading = false
+    /// Reading has ended: the peer's end, a read error, or the close that a read handler heard of
+    /// as its last read.
+    var readHasEnded = false
     // Writing.
     private(set) var isWritable = true
     private(set) var writesShutDown = false
@@ -55,8 +58,10 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     var lowWaterMark = 32 * 1024
     var highWaterMark = 64 * 1024
     /// Completions of writes the kernel took at once: they run after `write` returned, from a
-    /// posted job, and before any later write's completion.
-    private var finishedCompletions: [(LoopError?) -> Void] = []
+    /// posted job, and before any later write's completion. Appended to, and emptied before
+    /// the completions run (`runFinishedCompletions`), on the loop's thread: no access overlaps
+    /// another, so it goes without the run-time exclusivity check that each close would pay.
+    @exclusivity(unchecked) private var finishedCompletions: [(LoopError?) -> Void] = []
     /// The async face's writes, taken from `asyncState` by `flushAsyncWrites` (its own buffer,
     /// swapped with the shared one so that both keep their capacity).
     var asyncOutgoing: [[UInt8]] = []
@@ -66,25 +71,23 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     /// What only some connections use (a writability handler, pipes, a framed reader's resumer,
     /// a flushing close, a file transfer), made on first use: see StreamConnectionCore+Extras.swift.
     var extras: StreamConnectionExtras?
-    /// How reading ended, once it has.
-    var readEnd: ReadEnd?
 
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32? = nil) throws(LoopError) {
         try super.init(loop: loop)
-        try openStream(kind, socketFamily: socketFamily, delegate: self)
+        try openStream(kind, socketFamily: socketFamily)
     }
 
     /// Opens a stream of a simulated network's host.
     init(loop: Loop, simulated: SimulatedStream) throws(LoopError) {
         try super.init(loop: loop)
-        try openSimulatedStream(simulated, delegate: self)
+        try openSimulatedStream(simulated)
     }
 
     /// Opens a stream on a descriptor someone else opened (see `Loop.openConnection`).
     init(loop: Loop, descriptor: Int32, kind: StreamHandle.Kind, ownership: DescriptorOwnership, ipc: Bool = false) throws(LoopError) {
         try super.init(loop: loop)
-        try openStream(descriptor: descriptor, kind: kind, ownership: ownership, ipc: ipc, delegate: self)
+        try openStream(descriptor: descriptor, kind: kind, ownership: ownership, ipc: ipc)
     }
 
     // MARK: closing
@@ -110,13 +113,13 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         asyncState?.close(reason)
     }
 
-    func streamDidClose() {
+    override func streamDidClose() {
         // Completions of writes the kernel took: they succeeded.
         runFinishedCompletions()
         fileTransfer?.connectionDidClose()
-        if let reason = closeReason, reason != .streamClosed, readMode == .callback, readEnd == nil,
+        if let reason = closeReason, reason != .streamClosed, readMode == .callback, !readHasEnded,
            let handler = readHandler, let connection {
-            readEnd = .failed(reason)
+            readHasEnded = true
             handler(connection, .failed(reason))
         }
         readHandler = nil
@@ -126,15 +129,13 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         connection = nil
     }
 
-    func streamConnectionIsReady(_ status: Int32) {}
-
     // MARK: reading
 
     /// Starts libuv's reading unless it runs, has ended, or the connection is closed.
     /// - Returns: libuv's error, if it refused.
     @discardableResult
     func resumeReading() -> LoopError? {
-        guard !isReading, readEnd == nil, closeReason == nil else { return nil }
+        guard !isReading, !readHasEnded, closeReason == nil else { return nil }
         let status = handle.startReading()
         guard status == 0 else { return .libuv(status, "uv_read_start") }
         isReading = true
@@ -147,7 +148,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         isReading = false
     }
 
-    func streamDidRead(_ bytes: UnsafeRawBufferPointer) {
+    override func streamDidRead(_ bytes: UnsafeRawBufferPointer) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
         loop.engine.runIOCallback { handleDidRead(bytes) }
@@ -170,7 +171,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         }
     }
 
-    func streamReadDidEnd(_ status: Int32) {
+    override func streamReadDidEnd(_ status: Int32) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
         loop.engine.runIOCallback { handleReadDidEnd(status) }
@@ -179,7 +180,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
     private func handleReadDidEnd(_ status: Int32) {
         isReading = false
         let end: ReadEnd = status == UV_EOF.rawValue ? .end : .failed(.libuv(status, "read"))
-        readEnd = end
+        readHasEnded = true
         if let flushing = flushingClose {
             flushing.peerEnded = true
             return finishFlushingClose()
@@ -236,7 +237,7 @@ final class StreamConnectionCore: IOHandleCore<StreamHandle>, StreamHandleDelega
         for completion in completions { completion(nil) }
     }
 
-    func streamWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {
+    override func streamWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
         loop.engine.runIOCallback { handleWriteDidFinish(byteCount: byteCount, completion: completion, status: status) }

@@ -1,6 +1,6 @@
 /// The loop-thread state of one ``StreamListener``: its handle, and where accepted connections
 /// go (a handler, or the queue that ``StreamListener/connections`` reads). Loop thread only.
-final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate {
+final class StreamListenerCore: StreamCore {
     /// Accepted connections the async face buffers before it stops accepting (the rest wait in
     /// the kernel's backlog).
     static let acceptQueueLimit = 64
@@ -19,19 +19,19 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
 
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32?) throws(LoopError) {
         try super.init(loop: loop)
-        try openStream(kind, socketFamily: socketFamily, delegate: self)
+        try openStream(kind, socketFamily: socketFamily)
     }
 
     /// Listens on a simulated network's host.
     init(loop: Loop, simulated: SimulatedStream) throws(LoopError) {
         try super.init(loop: loop)
-        try openSimulatedStream(simulated, delegate: self)
+        try openSimulatedStream(simulated)
     }
 
     /// Listens on a socket someone else opened (see `Loop.listen(descriptor:)`).
     init(loop: Loop, descriptor: Int32, kind: StreamHandle.Kind, ownership: DescriptorOwnership) throws(LoopError) {
         try super.init(loop: loop)
-        try openStream(descriptor: descriptor, kind: kind, ownership: ownership, ipc: false, delegate: self)
+        try openStream(descriptor: descriptor, kind: kind, ownership: ownership, ipc: false)
     }
 
     /// Closes the connections accepted but not taken (the async face). Calls no user code.
@@ -52,12 +52,12 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
         }
     }
 
-    func streamDidClose() {
+    override func streamDidClose() {
         if let reason = closeReason, reason != .streamClosed, let handler { handler(.failure(reason)) }
         handler = nil
     }
 
-    func streamConnectionIsReady(_ status: Int32) {
+    override func streamConnectionIsReady(_ status: Int32) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
         loop.engine.runIOCallback { handleConnectionIsReady(status) }
@@ -140,8 +140,4 @@ final class StreamListenerCore: IOHandleCore<StreamHandle>, StreamHandleDelegate
         acceptWaiter = nil
         waiting.continuation.resume(throwing: .cancelled)
     }
-
-    func streamDidRead(_ bytes: UnsafeRawBufferPointer) {}
-    func streamReadDidEnd(_ status: Int32) {}
-    func streamWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {}
 }

@@ -30,12 +30,12 @@ package protocol StreamSimulation: AnyObject {
 
 /// One end of a simulated stream (a connection or a listener), standing in for the kernel's
 /// socket behind a `StreamHandle`: it keeps the bytes received and not yet read, the writes the
-/// peer's receive window has not taken, and calls the handle's delegate as libuv's callbacks
+/// peer's receive window has not taken, and reports to the handle's core as libuv's callbacks
 /// would. Loop thread only.
 package final class SimulatedStream {
     package let simulation: any StreamSimulation
-    /// The handle's context, whose delegate hears of reads, ends and writes (nil once closed).
-    weak var context: StreamHandleContext?
+    /// The handle's core, which hears of reads, ends and writes (nil once closed).
+    weak var core: StreamCore?
     package var localAddress: SocketAddress?
     package var remoteAddress: SocketAddress?
     /// The simulation's own record of the connection or listener this stream is an end of.
@@ -86,8 +86,6 @@ package final class SimulatedStream {
         self.simulation = simulation
     }
 
-    private var delegate: (any StreamHandleDelegate)? { context?.delegate }
-
     // MARK: what the simulation reports
 
     /// The connect finished: `status` 0 (with the peer's receive `window` and this end's
@@ -122,7 +120,7 @@ package final class SimulatedStream {
     private func reportAcceptableConnections() {
         while !acceptable.isEmpty, !acceptReportsStopped, !isClosed {
             let waiting = acceptable.count
-            delegate?.streamConnectionIsReady(0)
+            core?.streamConnectionIsReady(0)
             if acceptable.count >= waiting { acceptReportsStopped = true }
         }
     }
@@ -161,7 +159,7 @@ package final class SimulatedStream {
         let failed = queue
         queue.removeAll()
         for write in failed {
-            delegate?.streamWriteDidFinish(byteCount: write.byteCount, completion: write.completion, status: UV_ECONNRESET.rawValue)
+            core?.streamWriteDidFinish(byteCount: write.byteCount, completion: write.completion, status: UV_ECONNRESET.rawValue)
         }
         if isReading { deliver() }
     }
@@ -193,7 +191,7 @@ package final class SimulatedStream {
         }
     }
 
-    /// Hands what was received to the delegate while it reads, then the end.
+    /// Hands what was received to the core while it reads, then the end.
     private func deliver() {
         while isReading, !isClosed, receivedHead < received.count {
             let chunk = received[receivedHead]
@@ -203,13 +201,13 @@ package final class SimulatedStream {
                 receivedHead = 0
             }
             simulation.acknowledge(self, chunk.count)
-            chunk.withUnsafeBytes { delegate?.streamDidRead($0) }
+            chunk.withUnsafeBytes { core?.streamDidRead($0) }
         }
         guard isReading, !isClosed, receivedHead == received.count, let end = pendingEnd else { return }
         pendingEnd = nil
         endReported = true
         isReading = false
-        delegate?.streamReadDidEnd(end)
+        core?.streamReadDidEnd(end)
     }
 
     // MARK: writing
@@ -296,7 +294,7 @@ package final class SimulatedStream {
         let done = finished
         finished.removeAll()
         for write in done {
-            delegate?.streamWriteDidFinish(byteCount: write.byteCount, completion: write.completion, status: status)
+            core?.streamWriteDidFinish(byteCount: write.byteCount, completion: write.completion, status: status)
         }
     }
 
@@ -353,7 +351,7 @@ package final class SimulatedStream {
         if failure == nil { transmit() }
     }
 
-    /// libuv's close callback is about to tell the delegate: as libuv does, completes the writes
+    /// libuv's close callback is about to tell the core: as libuv does, completes the writes
     /// sent, fails the queued ones, the connect and the half-close with `UV_ECANCELED`.
     func finishClosing() {
         reportFinishedWrites(status: 0)
@@ -361,7 +359,7 @@ package final class SimulatedStream {
         let failed = queue
         queue.removeAll()
         for write in failed {
-            delegate?.streamWriteDidFinish(byteCount: write.byteCount, completion: write.completion, status: cancelled)
+            core?.streamWriteDidFinish(byteCount: write.byteCount, completion: write.completion, status: cancelled)
         }
         if let done = connectDone {
             connectDone = nil

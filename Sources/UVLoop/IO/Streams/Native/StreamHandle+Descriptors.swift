@@ -20,13 +20,14 @@ extension StreamHandle.Kind {
 extension StreamHandle {
     /// Opens `descriptor` as a stream of `kind` on `loop` (`uv_tcp_open`, `uv_pipe_open`,
     /// `uv_tty_init`), after `opened` has prepared it (a duplicate, for a borrowed descriptor).
-    /// `ipc` makes a pipe able to carry descriptors (`uv_pipe_init` with `ipc` 1).
+    /// `ipc` makes a pipe able to carry descriptors (`uv_pipe_init` with `ipc` 1). libuv's
+    /// callbacks report to `core`.
     ///
     /// libuv switches the descriptor to non-blocking mode; a terminal's is reopened first
     /// (`uv_tty_init` opens its device again and moves the new file onto the descriptor's
     /// number), so that the mode does not change for other processes sharing it.
     init(
-        opening opened: OpenedDescriptor, as kind: Kind, ipc: Bool, loop: NativeLoop, readBuffer: StreamReadBuffer
+        opening opened: OpenedDescriptor, as kind: Kind, ipc: Bool, loop: NativeLoop, core: StreamCore
     ) throws(LoopError) {
         let descriptor = opened.passed
         let name = switch kind {
@@ -44,7 +45,7 @@ extension StreamHandle {
                 case .tty: return uv_tty_init(loop.pointer, raw.assumingMemoryBound(to: uv_tty_t.self), descriptor, 0)
                 }
             },
-            context: StreamHandleContext(readBuffer: readBuffer))
+            context: core)
         self.kind = kind
         let status: Int32 = switch kind {
         case .tcp: uv_tcp_open(tcp, descriptor)
@@ -59,7 +60,7 @@ extension StreamHandle {
         var own: uv_os_fd_t = -1
         _ = uv_fileno(handle.base, &own)
         opened.handleDescriptor = own
-        Self.context(of: pointer).openedDescriptor = opened
+        core.openedDescriptor = opened
     }
 
     // MARK: terminals

@@ -1,22 +1,6 @@
 import CLibUV
 import Glibc
 
-/// What a stream handle reports to the object that owns it (a connection or a listener), on the
-/// loop's thread, from libuv's callbacks.
-protocol StreamHandleDelegate: AnyObject {
-    /// `bytes` were read into the loop's read buffer; valid only during the call.
-    func streamDidRead(_ bytes: UnsafeRawBufferPointer)
-    /// Reading ended: `UV_EOF` (the peer shut down its writes) or an error; libuv stopped reading.
-    func streamReadDidEnd(_ status: Int32)
-    /// A listener has a connection to accept (`status` 0), or accepting failed.
-    func streamConnectionIsReady(_ status: Int32)
-    /// A queued write finished with `status` (0, an error, or `UV_ECANCELED` when the handle was
-    /// closed first); `byteCount` bytes had been queued.
-    func streamWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32)
-    /// libuv is done with the handle (its close callback); its memory is freed right after.
-    func streamDidClose()
-}
-
 /// How a write went: all of it taken by the kernel at once, the rest queued, or refused.
 enum StreamWriteOutcome {
     case written
@@ -27,9 +11,9 @@ enum StreamWriteOutcome {
 /// One `uv_tcp_t`, `uv_pipe_t` or `uv_tty_t`, seen as the `uv_stream_t` they begin with: a `LibUVHandle`
 /// (allocated zeroed, initialized, freed only in its close callback). Loop thread only.
 ///
-/// Its `data` field holds a retained `StreamHandleContext` (the delegate, the loop's read buffer
-/// and this handle's pool of write requests) from `init` until the close callback, which
-/// releases it; so the delegate stays alive as long as libuv may call it.
+/// Its `data` field holds its connection's or listener's core (a `StreamCore`, retained) from
+/// `init` until the close callback, which tells the core and releases it; so the core stays alive
+/// as long as libuv may call it, and each callback reaches it with one load.
 struct StreamHandle: NativeIOHandle {
     enum Kind { case tcp, pipe, tty }
 
@@ -43,16 +27,17 @@ struct StreamHandle: NativeIOHandle {
     var simulated: SimulatedStream? { simulatedReference?.takeUnretainedValue() }
 
     /// Unmanaged: keeps this struct a plain value (no retain and release each time a core reads
-    /// its handle). Safe because the handle's context holds the simulated stream strongly until
-    /// libuv's close callback, and a core uses its handle only while open, before that.
+    /// its handle). Safe because the core holds the simulated stream strongly until libuv's close
+    /// callback (`StreamCore.simulated`), and a core uses its handle only while open, before that.
     var simulatedReference: Unmanaged<SimulatedStream>?
 
     var pointer: UnsafeMutablePointer<uv_stream_t> { handle.pointer }
 
-    /// Allocates and initializes a handle of `kind` on `loop`. `socketFamily` (for TCP) creates
-    /// the socket at once (`uv_tcp_init_ex`), so that options can be set on it before binding.
+    /// Allocates and initializes a handle of `kind` on `loop`, for `core`, which libuv's callbacks
+    /// then report to. `socketFamily` (for TCP) creates the socket at once (`uv_tcp_init_ex`), so
+    /// that options can be set on it before binding.
     init(
-        _ kind: Kind, loop: NativeLoop, readBuffer: StreamReadBuffer, socketFamily: Int32? = nil
+        _ kind: Kind, loop: NativeLoop, core: StreamCore, socketFamily: Int32? = nil
     ) throws(LoopError) {
         let name = switch kind {
         case .tcp: socketFamily == nil ? "uv_tcp_init" : "uv_tcp_init_ex"
@@ -71,13 +56,8 @@ struct StreamHandle: NativeIOHandle {
                     return uv_pipe_init(loop.pointer, raw.assumingMemoryBound(to: uv_pipe_t.self), 0)
                 }
             },
-            context: StreamHandleContext(readBuffer: readBuffer))
+            context: core)
         self.kind = kind
-    }
-
-    /// Sets the object libuv's callbacks report to. Call once, right after `init`.
-    func setDelegate(_ delegate: any StreamHandleDelegate) {
-        Self.context(of: pointer).delegate = delegate
     }
 
     private var base: UnsafeMutablePointer<uv_handle_t> { handle.base }
@@ -90,15 +70,16 @@ struct StreamHandle: NativeIOHandle {
         UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: uv_pipe_t.self)
     }
 
+    /// The core of the handle at `stream`, borrowed for the duration of a callback.
     @inline(__always)
-    static func context(of stream: UnsafeMutableRawPointer) -> StreamHandleContext {
-        LibUVHandle<uv_stream_t>.context(of: stream, as: StreamHandleContext.self)
+    static func context(of stream: UnsafeMutableRawPointer) -> StreamCore {
+        LibUVHandle<uv_stream_t>.context(of: stream, as: StreamCore.self)
     }
 
     // MARK: closing
 
     /// Closes the handle; libuv calls back in a later closing phase (after failing queued writes
-    /// with `UV_ECANCELED`), which tells the delegate, releases the context and frees the memory.
+    /// with `UV_ECANCELED`), which tells the core, releases it and frees the memory.
     /// A terminal is put back in normal mode first; a stream opened on a descriptor then lets it
     /// go (see `OpenedDescriptor`). Closing twice does nothing.
     func close() {
@@ -138,10 +119,9 @@ struct StreamHandle: NativeIOHandle {
         }, { stream, count, _ in
             let context = StreamHandle.context(of: UnsafeMutableRawPointer(stream!))
             if count > 0 {
-                context.delegate?.streamDidRead(
-                    UnsafeRawBufferPointer(start: context.readBuffer.base, count: count))
+                context.streamDidRead(UnsafeRawBufferPointer(start: context.readBuffer.base, count: count))
             } else if count < 0 {
-                context.delegate?.streamReadDidEnd(Int32(count))
+                context.streamReadDidEnd(Int32(count))
             }
         })
     }
@@ -157,7 +137,7 @@ struct StreamHandle: NativeIOHandle {
     /// Writes `bytes`: first what the kernel takes at once (`uv_try_write`, when `tryFirst`, that
     /// is, when nothing is queued before them), then queues the rest with `uv_write`, copied into
     /// a pooled request. A write error of `uv_try_write` queues everything, and `uv_write`
-    /// reports it through the delegate.
+    /// reports it to the core.
     func write(
         _ bytes: UnsafeRawBufferPointer, tryFirst: Bool, completion: ((LoopError?) -> Void)?
     ) -> StreamWriteOutcome {
@@ -183,7 +163,7 @@ struct StreamHandle: NativeIOHandle {
             let context = StreamHandle.context(of: UnsafeMutableRawPointer(request!.pointee.handle!))
             let (byteCount, completion) = owner.empty()
             context.recycle(owner)
-            context.delegate?.streamWriteDidFinish(byteCount: byteCount, completion: completion, status: status)
+            context.streamWriteDidFinish(byteCount: byteCount, completion: completion, status: status)
         }
         guard status == 0 else {
             Unmanaged<StreamWriteRequest>.fromOpaque(request.request.pointee.data!).release()
@@ -230,10 +210,10 @@ struct StreamHandle: NativeIOHandle {
         return result == 0 ? 0 : -errno
     }
 
-    /// Starts listening (`uv_listen`); the delegate hears of each connection to accept.
+    /// Starts listening (`uv_listen`); the core hears of each connection to accept.
     func listen(backlog: Int32) -> Int32 {
         uv_listen(pointer, backlog) { server, status in
-            StreamHandle.context(of: UnsafeMutableRawPointer(server!)).delegate?.streamConnectionIsReady(status)
+            StreamHandle.context(of: UnsafeMutableRawPointer(server!)).streamConnectionIsReady(status)
         }
     }
 
@@ -293,40 +273,6 @@ struct StreamHandle: NativeIOHandle {
     func setKeepAlive(_ enabled: Bool, delaySeconds: UInt32) -> Int32 {
         if simulated != nil { return 0 }
         return uv_tcp_keepalive(tcp, enabled ? 1 : 0, delaySeconds)
-    }
-}
-
-/// The Swift side of one stream handle, held (retained) in its `data` field from
-/// `StreamHandle.init` until its close callback: the delegate, the loop's read buffer, and the
-/// handle's free write requests.
-final class StreamHandleContext: HandleContext {
-    var delegate: (any StreamHandleDelegate)?
-    let readBuffer: StreamReadBuffer
-    /// The simulated socket of a simulated stream, told of the close before the delegate.
-    var simulated: SimulatedStream?
-    /// The descriptor the stream was opened on, when it was (`StreamHandle.init(opening:...)`).
-    var openedDescriptor: OpenedDescriptor?
-    private var freeWrites: [StreamWriteRequest] = []
-
-    init(readBuffer: StreamReadBuffer) {
-        self.readBuffer = readBuffer
-    }
-
-    override func handleDidClose() {
-        simulated?.finishClosing()
-        simulated = nil
-        delegate?.streamDidClose()
-        delegate = nil
-    }
-
-    func takeWriteRequest() -> StreamWriteRequest {
-        freeWrites.popLast() ?? StreamWriteRequest(retainedCapacity: 64 * 1024)
-    }
-
-    /// Keeps a finished request for the next write (at most a few: a burst of queued writes
-    /// leaves no more than that behind).
-    func recycle(_ request: StreamWriteRequest) {
-        if freeWrites.count < 4 { freeWrites.append(request) }
     }
 }
 
