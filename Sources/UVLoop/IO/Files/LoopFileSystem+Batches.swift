@@ -79,20 +79,74 @@ private final class StatusBatch {
         let call: (Result<FileStatus, LoopError>) -> Void
     }
 
+    /// What each request changes. No access to it calls user code or starts a request. The
+    /// paths taken per stat reach it through its mutating methods: reading a field through
+    /// `HeapStorage.value` copies the whole state (a retain and a release per array).
+    private struct State {
+        var results: [Result<FileStatus, LoopError>]
+        var lanes: [LaneCompletion] = []
+        /// The path each lane stats now.
+        var laneIndex: [Int]
+        var freeLanes: [Int]
+        var next = 0
+        var running = 0
+        /// What ended the batch early: a cancellation, the loop's ending.
+        var failure: LoopError?
+
+        /// The next request to start, if one should start: its lane, its path's index and the
+        /// lane's completion.
+        mutating func nextRequest(of count: Int) -> (lane: Int, index: Int, completion: LaneCompletion)? {
+            guard failure == nil, next < count, running < lanes.count else { return nil }
+            let lane = freeLanes[freeLanes.count - 1]
+            return (lane, next, lanes[lane])
+        }
+
+        /// Whether no request is in flight.
+        mutating func isIdle() -> Bool { running == 0 }
+
+        mutating func fail(_ error: LoopError) { failure = error }
+
+        /// The batch's outcome; the results are moved out, so that the caller's array is not
+        /// shared.
+        mutating func takeOutcome() -> Result<[Result<FileStatus, LoopError>], LoopError> {
+            if let failure { return .failure(failure) }
+            defer { results = [] }
+            return .success(results)
+        }
+
+        /// Takes the lanes' completions out, breaking the cycle through them; the caller lets
+        /// them go after the access.
+        mutating func takeLanes() -> [LaneCompletion] {
+            defer { lanes = [] }
+            return lanes
+        }
+
+        mutating func started(lane: Int) {
+            freeLanes.removeLast()
+            laneIndex[lane] = next
+            next += 1
+            running += 1
+        }
+
+        mutating func finished(lane: Int, _ result: Result<FileStatus, LoopError>) {
+            running -= 1
+            freeLanes.append(lane)
+            switch result {
+            case .failure(.fileSystem), .success: results[laneIndex[lane]] = result
+            case .failure(let error):
+                // Not the path's own failure: a cancellation, the loop's ending.
+                if failure == nil { failure = error }
+            }
+        }
+    }
+
     private let paths: [String]
     private let followingSymlinks: Bool
     private let requests: FileSystemRequests
     private let steps: FileSystemSteps?
     private var completion: ((Result<[Result<FileStatus, LoopError>], LoopError>) -> Void)?
-    private var results: [Result<FileStatus, LoopError>]
-    private var lanes: [LaneCompletion] = []
-    /// The path each lane stats now.
-    private var laneIndex: [Int]
-    private var freeLanes: [Int]
-    private var next = 0
-    private var running = 0
-    /// What ended the batch early: a cancellation, the loop's ending.
-    private var failure: LoopError?
+    /// In `HeapStorage`, not stored `var`s, so that a stat pays no run-time exclusivity check.
+    private let state: HeapStorage<State>
 
     init(
         _ paths: [String], concurrency: Int, followingSymlinks: Bool, requests: FileSystemRequests, steps: FileSystemSteps?,
@@ -103,69 +157,63 @@ private final class StatusBatch {
         self.requests = requests
         self.steps = steps
         self.completion = completion
-        results = Array(repeating: .failure(.cancelled), count: paths.count)
         let width = min(concurrency, paths.count)
-        laneIndex = Array(repeating: 0, count: width)
-        freeLanes = Array((0..<width).reversed())
-        lanes = (0..<width).map { lane in LaneCompletion { [self] result in didStat(lane: lane, result) } }
+        state = HeapStorage(
+            State(
+                results: Array(repeating: .failure(.cancelled), count: paths.count),
+                laneIndex: Array(repeating: 0, count: width), freeLanes: Array((0..<width).reversed())))
+        state.value.lanes = (0..<width).map { lane in LaneCompletion { [self] result in didStat(lane: lane, result) } }
     }
 
     /// Starts the first requests; throws when the first cannot start (the completion does not
     /// run then).
     func run() throws(LoopError) {
-        guard !paths.isEmpty else { return finish() }
+        guard let (lane, index, laneCompletion) = state.value.nextRequest(of: paths.count) else { return finish() }
         do throws(LoopError) {
-            try startOne()
+            try start(index, laneCompletion)
         } catch {
-            lanes = []
+            _ = state.value.takeLanes()
             throw error
         }
+        state.value.started(lane: lane)
         startMore()
     }
 
     private func startMore() {
-        while failure == nil, next < paths.count, running < lanes.count {
+        while let (lane, index, laneCompletion) = state.value.nextRequest(of: paths.count) {
             do throws(LoopError) {
-                try startOne()
+                try start(index, laneCompletion)
             } catch {
-                failure = error
+                state.value.fail(error)
+                break
             }
+            state.value.started(lane: lane)
         }
-        if running == 0 { finish() }
+        if state.value.isIdle() { finish() }
     }
 
-    private func startOne() throws(LoopError) {
-        let lane = freeLanes[freeLanes.count - 1]
-        let status = FileSystemCompletion.status(lanes[lane].call)
+    /// Starts the request for `paths[index]`, which calls `laneCompletion`.
+    private func start(_ index: Int, _ laneCompletion: LaneCompletion) throws(LoopError) {
+        let status = FileSystemCompletion.status(laneCompletion.call)
         let followingSymlinks = followingSymlinks
         let operation: StaticString = followingSymlinks ? "stat" : "lstat"
         if let steps {
-            try steps.start(requests, operation, path: paths[next], completion: status) { $0.startStatus(followingSymlinks: followingSymlinks) }
+            try steps.start(requests, operation, path: paths[index], completion: status) { $0.startStatus(followingSymlinks: followingSymlinks) }
         } else {
-            try requests.start(operation, path: paths[next], completion: status) { $0.startStatus(followingSymlinks: followingSymlinks) }
+            try requests.start(operation, path: paths[index], completion: status) { $0.startStatus(followingSymlinks: followingSymlinks) }
         }
-        freeLanes.removeLast()
-        laneIndex[lane] = next
-        next += 1
-        running += 1
     }
 
     private func didStat(lane: Int, _ result: Result<FileStatus, LoopError>) {
-        running -= 1
-        freeLanes.append(lane)
-        switch result {
-        case .failure(.fileSystem), .success: results[laneIndex[lane]] = result
-        case .failure(let error):
-            // Not the path's own failure: a cancellation, the loop's ending.
-            if failure == nil { failure = error }
-        }
+        state.value.finished(lane: lane, result)
         startMore()
     }
 
     private func finish() {
         guard let completion else { return }
         self.completion = nil
-        lanes = []
-        completion(failure.map { .failure($0) } ?? .success(results))
+        let outcome = state.value.takeOutcome()
+        _ = state.value.takeLanes()
+        completion(outcome)
     }
 }

@@ -31,7 +31,10 @@ final class FileSystemRequest {
     /// Told when the request finishes, before its completion runs (an open file counting its
     /// operations in flight, a buffer lent to a read); cleared then. Kept alive meanwhile.
     var owner: (any FileSystemRequestOwner)?
-    unowned let pool: FileSystemRequests
+    /// `unowned(unsafe)`: the pool outlives every use of it here. A request is used only while
+    /// its pool holds it (in flight, which keeps the pool alive, or in the pool's free list), and
+    /// a checked `unowned` would pay a retain and a release of the pool per use.
+    unowned(unsafe) let pool: FileSystemRequests
 
     init(pool: FileSystemRequests) {
         self.pool = pool
@@ -119,7 +122,12 @@ extension FileStatus {
     /// The status in libuv's `uv_stat_t`.
     init(stat: UnsafePointer<uv_stat_t>) {
         let s = stat.pointee
-        func time(_ t: uv_timespec_t) -> Duration { .seconds(t.tv_sec) + .nanoseconds(t.tv_nsec) }
+        // In attoseconds, with wrapping arithmetic (a 64-bit count of seconds times 10^18 fits
+        // in 128 bits): `.seconds(_:) + .nanoseconds(_:)` calls into the standard library for
+        // each step, with overflow checks, four times per status.
+        func time(_ t: uv_timespec_t) -> Duration {
+            Duration(attoseconds: Int128(t.tv_sec) &* 1_000_000_000_000_000_000 &+ Int128(t.tv_nsec) &* 1_000_000_000)
+        }
         self.init(
             size: s.st_size, inode: s.st_ino, mode: UInt32(truncatingIfNeeded: s.st_mode),
             modified: time(s.st_mtim), device: s.st_dev, links: s.st_nlink, userID: UInt32(truncatingIfNeeded: s.st_uid),
