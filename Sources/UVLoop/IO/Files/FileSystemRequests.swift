@@ -84,19 +84,21 @@ final class FileSystemRequests {
 
     /// Starts one request: takes a request from the pool, prepares it for `operation` on `path`,
     /// and calls `start` (one of the request's starters). `owner`, if given, is told when the
-    /// request finishes, before `completion` runs (see `FileSystemRequestOwner`).
+    /// request finishes, before `completion` runs (see `FileSystemRequestOwner`). `tag` is the
+    /// request's `tag` for this use.
     /// - Returns: the request's ticket, for ``cancel(ticket:)``.
     /// - Throws: the loop's refusal when it is ending; the operation's error when libuv refuses it
     ///   at once (the completion does not run then).
     @discardableResult
     func start(
         _ operation: StaticString, path: String, completion: FileSystemCompletion,
-        owner: (any FileSystemRequestOwner)? = nil, _ start: (FileSystemRequest) -> Int32
+        owner: (any FileSystemRequestOwner)? = nil, tag: Int = 0, _ start: (FileSystemRequest) -> Int32
     ) throws(LoopError) -> UInt64 {
         try lifecycle.admitHandle()
         let (request, ticket) = state.value.take(for: self)
         request.begin(operation, path: path, ticket: ticket, completion: completion)
         request.owner = owner
+        request.tag = tag
         let status = start(request)
         guard status == 0 else {
             request.completion = nil
@@ -146,10 +148,7 @@ final class FileSystemRequests {
         }
         switch completion {
         case .count(let body): body(request.countResult)
-        case .status(let body):
-            if let endedBy = request.endedBy { return body(.failure(endedBy)) }
-            let result = request.result
-            body(result >= 0 ? .success(request.status) : .failure(request.error(code: Int32(truncatingIfNeeded: result))))
+        case .status(let body): body(request.statusResult)
         case .request(let body): body(request)
         case nil: break
         }

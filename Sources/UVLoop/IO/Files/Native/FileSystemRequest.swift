@@ -28,6 +28,9 @@ final class FileSystemRequest {
     private(set) var ticket: UInt64 = 0
     /// The request's position in the pool's in-flight list, or -1.
     var inFlightIndex = -1
+    /// A number the caller gives this use of the request and reads back in its completion (a
+    /// batch's index of the path), so that one completion can serve many requests.
+    var tag = 0
     /// Told when the request finishes, before its completion runs (an open file counting its
     /// operations in flight, a buffer lent to a read); cleared then. Kept alive meanwhile.
     var owner: (any FileSystemRequestOwner)?
@@ -67,6 +70,12 @@ final class FileSystemRequest {
         if let endedBy { return endedBy }
         if code == UV_ECANCELED.rawValue { return .cancelled }
         return .fileSystem(operation: "\(operation)", path: path, code: code)
+    }
+
+    /// The result as a status (`stat`, `lstat`, `fstat`), or the error.
+    var statusResult: Result<FileStatus, LoopError> {
+        if let endedBy { return .failure(endedBy) }
+        return result >= 0 ? .success(status) : .failure(error(code: Int32(truncatingIfNeeded: result)))
     }
 
     /// The result as a count, or the error.
