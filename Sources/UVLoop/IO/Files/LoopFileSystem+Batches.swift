@@ -70,8 +70,9 @@ extension LoopFileSystem {
 /// requests in flight, the next one started by each completion. Loop thread only.
 ///
 /// Every request of the batch has the same completion, made once, which reads the request's
-/// status in place and finds the path's index in the request's `tag`: a stat allocates nothing
-/// and copies its result once, into the results. That completion keeps the batch alive (a
+/// status in place and finds the path's index in the request's `tag`: a stat makes no closure
+/// and writes its result once, into its slot of the results (libuv's copy of the path is the
+/// only allocation per stat). That completion keeps the batch alive (a
 /// cycle broken when it finishes, or when its first request cannot start).
 private final class StatusBatch {
     /// What each request changes. No access to it calls user code or starts a request. The
