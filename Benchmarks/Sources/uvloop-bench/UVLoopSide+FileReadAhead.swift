@@ -93,7 +93,7 @@ extension UVLoopSide {
                 try loop.invoke {
                     try loop.fileSystem.status(ofEach: paths, concurrency: concurrency) { results in
                         switch results {
-                        case .success(let each): outcome.finish(.success(each.count { (try? $0.get()) != nil }))
+                        case .success(let each): outcome.finish(.success(each.count(where: Self.isSuccess)))
                         case .failure(let error): outcome.finish(.failure(error))
                         }
                     }
@@ -118,7 +118,7 @@ extension UVLoopSide {
             let paths = (0..<n).map { "\(fixture.statDirectory)/\($0)" }
             return Session(run: {
                 let (ns, found) = try runBenchTask { () async throws -> Int in
-                    try await loop.fileSystem.status(ofEach: paths).count { (try? $0.get()) != nil }
+                    try await loop.fileSystem.status(ofEach: paths).count(where: Self.isSuccess)
                 }
                 guard found == n else { throw BenchError.failed("uvloop_async stat \(found) of \(n) files") }
                 return Sample(value: ns / Double(n), ops: n)
@@ -127,5 +127,13 @@ extension UVLoopSide {
                 FileBenchFixture.release()
             })
         }
+    }
+
+    /// Whether a stat found its file, without copying the status out (the C peer checks
+    /// `req->result < 0`): `(try? $0.get()) != nil` took about 340 instructions per stat on the
+    /// loop's thread, inside the timed run.
+    private static func isSuccess(_ result: Result<FileStatus, LoopError>) -> Bool {
+        if case .success = result { return true }
+        return false
     }
 }

@@ -17,11 +17,55 @@ final class FileSystemRequests {
 
     private weak var engine: LoopEngine?
     private let lifecycle: LoopLifecycle
-    private var free: [FileSystemRequest] = []
-    private var inFlight: [FileSystemRequest] = []
+    /// What every request changes. In `HeapStorage`, not stored `var`s, so that a request pays no
+    /// run-time exclusivity check; no access to it calls a completion or any other user code
+    /// (`finish` runs the completion between two of them). The paths taken per request reach it
+    /// through its mutating methods: reading a field through `HeapStorage.value` copies the whole
+    /// state (a retain and a release per array).
+    private let state = HeapStorage(State())
+    /// Set while requests are in flight; changed only when the first starts and the last ends.
     private var keepAlive: FileSystemRequests?
+
+    private struct State {
+        var free: [FileSystemRequest] = []
+        var inFlight: [FileSystemRequest] = []
+        /// The ticket of the last request started; tickets count up from 1.
+        var lastTicket: UInt64 = 0
+
+        /// A request from the pool, or a new one, with the next ticket.
+        mutating func take(for pool: FileSystemRequests) -> (FileSystemRequest, UInt64) {
+            lastTicket += 1
+            return (free.popLast() ?? FileSystemRequest(pool: pool), lastTicket)
+        }
+
+        /// Adds `request` to the requests in flight; returns whether it is the only one.
+        mutating func add(_ request: FileSystemRequest) -> Bool {
+            request.inFlightIndex = inFlight.count
+            inFlight.append(request)
+            return inFlight.count == 1
+        }
+
+        /// Removes `request` from the requests in flight (the last one takes its place).
+        mutating func remove(_ request: FileSystemRequest) {
+            let index = request.inFlightIndex
+            let last = inFlight.removeLast()
+            if last !== request {
+                inFlight[index] = last
+                last.inFlightIndex = index
+            }
+            request.inFlightIndex = -1
+        }
+
+        /// Keeps `request` for reuse, up to `retained`; returns whether no request is in flight.
+        @discardableResult
+        mutating func recycle(_ request: FileSystemRequest) -> Bool {
+            if free.count < FileSystemRequests.retained { free.append(request) }
+            return inFlight.isEmpty
+        }
+    }
+
     /// The ticket of the last request started; tickets count up from 1.
-    private(set) var lastTicket: UInt64 = 0
+    var lastTicket: UInt64 { state.value.lastTicket }
 
     init(engine: LoopEngine) {
         self.engine = engine
@@ -36,39 +80,38 @@ final class FileSystemRequests {
     }
 
     /// The number of requests whose completion has not run yet.
-    var inFlightCount: Int { inFlight.count }
+    var inFlightCount: Int { state.value.inFlight.count }
 
     /// Starts one request: takes a request from the pool, prepares it for `operation` on `path`,
     /// and calls `start` (one of the request's starters). `owner`, if given, is told when the
-    /// request finishes, before `completion` runs (see `FileSystemRequestOwner`).
+    /// request finishes, before `completion` runs (see `FileSystemRequestOwner`). `tag` is the
+    /// request's `tag` for this use.
     /// - Returns: the request's ticket, for ``cancel(ticket:)``.
     /// - Throws: the loop's refusal when it is ending; the operation's error when libuv refuses it
     ///   at once (the completion does not run then).
     @discardableResult
     func start(
         _ operation: StaticString, path: String, completion: FileSystemCompletion,
-        owner: (any FileSystemRequestOwner)? = nil, _ start: (FileSystemRequest) -> Int32
+        owner: (any FileSystemRequestOwner)? = nil, tag: Int = 0, _ start: (FileSystemRequest) -> Int32
     ) throws(LoopError) -> UInt64 {
         try lifecycle.admitHandle()
-        let request = free.popLast() ?? FileSystemRequest(pool: self)
-        lastTicket += 1
-        request.begin(operation, path: path, ticket: lastTicket, completion: completion)
+        let (request, ticket) = state.value.take(for: self)
+        request.begin(operation, path: path, ticket: ticket, completion: completion)
         request.owner = owner
+        request.tag = tag
         let status = start(request)
         guard status == 0 else {
             request.completion = nil
             request.owner = nil
             request.cleanUp()
-            recycle(request)
+            state.value.recycle(request)
             throw request.error(code: status)
         }
-        request.inFlightIndex = inFlight.count
-        inFlight.append(request)
-        if keepAlive == nil {
+        if state.value.add(request), keepAlive == nil {
             keepAlive = self
             engine?.ioHandles.register(ObjectIdentifier(self), close: endAtLoopEnding)
         }
-        return lastTicket
+        return ticket
     }
 
     /// Withdraws the request with `ticket` if it is still in flight and no pool thread has started
@@ -76,19 +119,13 @@ final class FileSystemRequests {
     /// - Returns: whether it was withdrawn.
     @discardableResult
     func cancel(ticket: UInt64) -> Bool {
-        guard let request = inFlight.first(where: { $0.ticket == ticket }) else { return false }
+        guard let request = state.value.inFlight.first(where: { $0.ticket == ticket }) else { return false }
         return request.cancel()
     }
 
     /// libuv is done with `request`: forget it, run its completion as a loop callback, recycle it.
     func finish(_ request: FileSystemRequest) {
-        let index = request.inFlightIndex
-        let last = inFlight.removeLast()
-        if last !== request {
-            inFlight[index] = last
-            last.inFlightIndex = index
-        }
-        request.inFlightIndex = -1
+        state.value.remove(request)
         let completion = request.completion
         request.completion = nil
         if let engine {
@@ -97,10 +134,10 @@ final class FileSystemRequests {
             Self.complete(request, completion)
         }
         request.cleanUp()
-        recycle(request)
-        if inFlight.isEmpty, keepAlive != nil {
-            keepAlive = nil
+        if state.value.recycle(request), keepAlive != nil {
             engine?.ioHandles.unregister(ObjectIdentifier(self))
+            // Last: this may release the pool.
+            keepAlive = nil
         }
     }
 
@@ -111,22 +148,15 @@ final class FileSystemRequests {
         }
         switch completion {
         case .count(let body): body(request.countResult)
-        case .status(let body):
-            if let endedBy = request.endedBy { return body(.failure(endedBy)) }
-            let result = request.result
-            body(result >= 0 ? .success(request.status) : .failure(request.error(code: Int32(truncatingIfNeeded: result))))
+        case .status(let body): body(request.statusResult)
         case .request(let body): body(request)
         case nil: break
         }
     }
 
-    private func recycle(_ request: FileSystemRequest) {
-        if free.count < Self.retained { free.append(request) }
-    }
-
     /// The loop is ending: withdraw every request in flight; their completions get `reason`.
     private func endAll(reason: LoopError) {
-        for request in inFlight {
+        for request in state.value.inFlight {
             request.endedBy = reason
             _ = request.cancel()
         }

@@ -17,10 +17,10 @@ final class FileSystemSteps: Sendable {
     /// - Throws: ``LoopError/cancelled`` once cancelled; the loop's refusal; libuv's refusal.
     func start(
         _ requests: FileSystemRequests, _ operation: StaticString, path: String, completion: FileSystemCompletion,
-        _ start: (FileSystemRequest) -> Int32
+        tag: Int = 0, _ start: (FileSystemRequest) -> Int32
     ) throws(LoopError) {
         guard !cancelled.load(ordering: .relaxed) else { throw .cancelled }
-        ticket.store(try requests.start(operation, path: path, completion: completion, start), ordering: .relaxed)
+        ticket.store(try requests.start(operation, path: path, completion: completion, tag: tag, start), ordering: .relaxed)
     }
 
     /// Stops the operation: withdraws its last request (if not started) and refuses the rest.

@@ -69,103 +69,158 @@ extension LoopFileSystem {
 /// One ``LoopFileSystem/status(ofEach:concurrency:followingSymlinks:_:)``: up to `concurrency`
 /// requests in flight, the next one started by each completion. Loop thread only.
 ///
-/// Each request in flight has a lane, whose completion is made once and knows which path its
-/// lane stats now: a stat allocates no closure. The lanes' completions keep the batch alive (a
+/// Every request of the batch has the same completion, made once, which reads the request's
+/// status in place and finds the path's index in the request's `tag`: a stat makes no closure
+/// and writes its result once, into its slot of the results (libuv's copy of the path is the
+/// only allocation per stat). That completion keeps the batch alive (a
 /// cycle broken when it finishes, or when its first request cannot start).
 private final class StatusBatch {
-    /// A closure in a struct: an array stores it as it is, where a bare closure would be wrapped
-    /// in a reabstraction thunk (an allocation) each time it is taken out.
-    private struct LaneCompletion {
-        let call: (Result<FileStatus, LoopError>) -> Void
+    /// What each request changes. No access to it calls user code or starts a request. The
+    /// paths taken per stat reach it through its mutating methods: reading a field through
+    /// `HeapStorage.value` copies the whole state (a retain and a release per array).
+    private struct State {
+        var results: [Result<FileStatus, LoopError>]
+        /// Every request's completion, until the batch finishes.
+        var onStatus: FileSystemCompletion?
+        var next = 0
+        var running = 0
+        /// What ended the batch early: a cancellation, the loop's ending.
+        var failure: LoopError?
+
+        /// The index of the next path to stat and the requests' completion, if a request should
+        /// start.
+        mutating func nextRequest(of count: Int, width: Int) -> (index: Int, completion: FileSystemCompletion)? {
+            guard failure == nil, next < count, running < width, let onStatus else { return nil }
+            return (next, onStatus)
+        }
+
+        mutating func started() {
+            next += 1
+            running += 1
+        }
+
+        /// Records what `request` found for its path.
+        mutating func finished(_ request: FileSystemRequest) {
+            running -= 1
+            if request.endedBy == nil, request.result >= 0 {
+                // The common case, made in the results' own slot.
+                results[request.tag] = .success(request.status)
+                return
+            }
+            let result = request.statusResult
+            switch result {
+            case .failure(.fileSystem), .success: results[request.tag] = result
+            case .failure(let error):
+                // Not the path's own failure: a cancellation, the loop's ending.
+                if failure == nil { failure = error }
+            }
+        }
+
+        /// Whether no request is in flight.
+        mutating func isIdle() -> Bool { running == 0 }
+
+        mutating func fail(_ error: LoopError) { failure = error }
+
+        /// The batch's outcome; the results are moved out, so that the caller's array is not
+        /// shared.
+        mutating func takeOutcome() -> Result<[Result<FileStatus, LoopError>], LoopError> {
+            if let failure { return .failure(failure) }
+            defer { results = [] }
+            return .success(results)
+        }
+
+        /// Takes the requests' completion out, breaking the cycle through it; the caller lets it
+        /// go after the access.
+        mutating func takeCompletion() -> FileSystemCompletion? {
+            defer { onStatus = nil }
+            return onStatus
+        }
     }
 
     private let paths: [String]
+    private let width: Int
     private let followingSymlinks: Bool
     private let requests: FileSystemRequests
     private let steps: FileSystemSteps?
     private var completion: ((Result<[Result<FileStatus, LoopError>], LoopError>) -> Void)?
-    private var results: [Result<FileStatus, LoopError>]
-    private var lanes: [LaneCompletion] = []
-    /// The path each lane stats now.
-    private var laneIndex: [Int]
-    private var freeLanes: [Int]
-    private var next = 0
-    private var running = 0
-    /// What ended the batch early: a cancellation, the loop's ending.
-    private var failure: LoopError?
+    /// In `HeapStorage`, not stored `var`s, so that a stat pays no run-time exclusivity check.
+    private let state: HeapStorage<State>
 
     init(
         _ paths: [String], concurrency: Int, followingSymlinks: Bool, requests: FileSystemRequests, steps: FileSystemSteps?,
         completion: @escaping (Result<[Result<FileStatus, LoopError>], LoopError>) -> Void
     ) {
         self.paths = paths
+        width = min(concurrency, paths.count)
         self.followingSymlinks = followingSymlinks
         self.requests = requests
         self.steps = steps
         self.completion = completion
-        results = Array(repeating: .failure(.cancelled), count: paths.count)
-        let width = min(concurrency, paths.count)
-        laneIndex = Array(repeating: 0, count: width)
-        freeLanes = Array((0..<width).reversed())
-        lanes = (0..<width).map { lane in LaneCompletion { [self] result in didStat(lane: lane, result) } }
+        state = HeapStorage(State(results: Self.placeholders(paths.count)))
+        state.value.onStatus = .request { [self] request in didStat(request) }
+    }
+
+    /// `count` results to be overwritten, one per path. Appended one by one: `Array(repeating:count:)`
+    /// copies a result through its value witness, about 140 instructions per path.
+    private static func placeholders(_ count: Int) -> [Result<FileStatus, LoopError>] {
+        var results: [Result<FileStatus, LoopError>] = []
+        results.reserveCapacity(count)
+        for _ in 0..<count { results.append(.failure(.cancelled)) }
+        return results
     }
 
     /// Starts the first requests; throws when the first cannot start (the completion does not
     /// run then).
     func run() throws(LoopError) {
-        guard !paths.isEmpty else { return finish() }
+        guard let (index, onStatus) = state.value.nextRequest(of: paths.count, width: width) else { return finish() }
         do throws(LoopError) {
-            try startOne()
+            try start(index, onStatus)
         } catch {
-            lanes = []
+            _ = state.value.takeCompletion()
             throw error
         }
+        state.value.started()
         startMore()
     }
 
     private func startMore() {
-        while failure == nil, next < paths.count, running < lanes.count {
+        while let (index, onStatus) = state.value.nextRequest(of: paths.count, width: width) {
             do throws(LoopError) {
-                try startOne()
+                try start(index, onStatus)
             } catch {
-                failure = error
+                state.value.fail(error)
+                break
             }
+            state.value.started()
         }
-        if running == 0 { finish() }
+        if state.value.isIdle() { finish() }
     }
 
-    private func startOne() throws(LoopError) {
-        let lane = freeLanes[freeLanes.count - 1]
-        let status = FileSystemCompletion.status(lanes[lane].call)
+    /// Starts the request for `paths[index]`.
+    private func start(_ index: Int, _ onStatus: FileSystemCompletion) throws(LoopError) {
         let followingSymlinks = followingSymlinks
         let operation: StaticString = followingSymlinks ? "stat" : "lstat"
         if let steps {
-            try steps.start(requests, operation, path: paths[next], completion: status) { $0.startStatus(followingSymlinks: followingSymlinks) }
+            try steps.start(requests, operation, path: paths[index], completion: onStatus, tag: index) {
+                $0.startStatus(followingSymlinks: followingSymlinks)
+            }
         } else {
-            try requests.start(operation, path: paths[next], completion: status) { $0.startStatus(followingSymlinks: followingSymlinks) }
+            try requests.start(operation, path: paths[index], completion: onStatus, tag: index) {
+                $0.startStatus(followingSymlinks: followingSymlinks)
+            }
         }
-        freeLanes.removeLast()
-        laneIndex[lane] = next
-        next += 1
-        running += 1
     }
 
-    private func didStat(lane: Int, _ result: Result<FileStatus, LoopError>) {
-        running -= 1
-        freeLanes.append(lane)
-        switch result {
-        case .failure(.fileSystem), .success: results[laneIndex[lane]] = result
-        case .failure(let error):
-            // Not the path's own failure: a cancellation, the loop's ending.
-            if failure == nil { failure = error }
-        }
+    private func didStat(_ request: FileSystemRequest) {
+        state.value.finished(request)
         startMore()
     }
 
     private func finish() {
         guard let completion else { return }
         self.completion = nil
-        lanes = []
-        completion(failure.map { .failure($0) } ?? .success(results))
+        let outcome = state.value.takeOutcome()
+        _ = state.value.takeCompletion()
+        completion(outcome)
     }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 extension Loop {
@@ -65,10 +66,20 @@ public struct LoopFileSystem: Sendable {
 }
 
 extension LoopFileSystem {
-    /// Checks that `path` can be handed to the system: not empty, no zero byte.
-    static func validate(_ path: String, _ name: String) throws(LoopError) {
-        guard !path.isEmpty else { throw .invalidArgument("\(name) must not be empty") }
-        guard !path.utf8.contains(0) else { throw .invalidArgument("\(name) must not contain a zero byte (got \(path.debugDescription))") }
+    /// Checks that `path` can be handed to the system: not empty, no zero byte. `name` (the
+    /// argument, as the message calls it) is made only for the message.
+    static func validate(_ path: String, _ name: @autoclosure () -> String) throws(LoopError) {
+        guard !path.isEmpty else { throw .invalidArgument("\(name()) must not be empty") }
+        guard !containsZeroByte(path) else { throw .invalidArgument("\(name()) must not contain a zero byte (got \(path.debugDescription))") }
+    }
+
+    /// Whether `path` has a zero byte: `memchr` over a native string's own bytes, where the
+    /// generic `utf8.contains(0)` steps through them one index at a time.
+    private static func containsZeroByte(_ path: String) -> Bool {
+        path.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let start = bytes.baseAddress else { return false }
+            return memchr(start, 0, bytes.count) != nil
+        } ?? path.utf8.contains(0)
     }
 
     /// The async face of an operation: runs `start` (its callback face) on the loop's thread and

@@ -100,4 +100,52 @@ final class FileSystemBatchTests: XCTestCase {
         loop.shutdown()
         XCTAssertEqual(results?.caughtError, .shutDown)
     }
+
+    func testAPathWithAZeroByteIsRefusedWithItsIndex() throws {
+        let loop = try Loop()
+        XCTAssertThrowsError(try loop.fileSystem.status(ofEach: ["/tmp", "/tmp/a\0b"]) { _ in XCTFail("refused") }) {
+            XCTAssertEqual($0 as? LoopError, .invalidArgument("paths[1] must not contain a zero byte (got \"/tmp/a\\0b\")"))
+        }
+        XCTAssertEqual(loop.engine.fileSystemRequests.inFlightCount, 0, "nothing started")
+        loop.shutdown()
+    }
+
+    /// Paths reach libuv as their bytes: short ones (kept inside the string), long ones, and names
+    /// outside ASCII, through the one-path starters and the two-path ones.
+    func testPathsOfEveryLengthAndScriptReachTheSystemAsTheyAre() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        defer { loop.shutdown() }
+        let foreign = scratch.file("é-日本-\u{1F600}", "four")
+        let results = try await loop.fileSystem.status(ofEach: ["/", "/tmp", foreign, scratch.path, scratch["missing-é"]])
+        XCTAssertEqual(try results[0].get().type, .directory)
+        XCTAssertEqual(try results[1].get().type, .directory)
+        XCTAssertEqual(try results[2].get().size, 4)
+        XCTAssertEqual(try results[3].get().type, .directory)
+        XCTAssertEqual(fileSystemCode(results[4].caughtError), UV_ENOENT.rawValue)
+        guard case .fileSystem(_, let path, _) = results[4].caughtError else { return XCTFail("\(results[4])") }
+        XCTAssertEqual(path, scratch["missing-é"])
+        let link = scratch["lien-ü"]
+        try await loop.fileSystem.makeSymbolicLink(at: link, to: foreign)
+        let target = try await loop.fileSystem.symbolicLinkTarget(at: link)
+        XCTAssertEqual(target, foreign)
+        try await loop.fileSystem.rename(link, to: scratch["ß"])
+        let renamed = try await loop.fileSystem.status(ofEach: [scratch["ß"]], followingSymlinks: false)
+        XCTAssertEqual(try renamed[0].get().type, .symbolicLink)
+    }
+
+    func testTheLoopsDetachFailsTheBatchAsAWholeAndTheLoopCloses() throws {
+        let native = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        defer { native.deallocate() }
+        XCTAssertEqual(uv_loop_init(native), 0)
+        let loop = try Loop.attach(native)
+        var results: Result<[Result<FileStatus, LoopError>], LoopError>?
+        try loop.fileSystem.status(ofEach: paths(100), concurrency: 4) { results = $0 }
+        XCTAssertEqual(loop.engine.fileSystemRequests.inFlightCount, 4)
+        XCTAssertTrue(loop.detach())
+        while results == nil { uv_run(native, UV_RUN_ONCE) }
+        XCTAssertEqual(results?.caughtError, .detached)
+        XCTAssertEqual(uv_run(native, UV_RUN_DEFAULT), 0)
+        XCTAssertEqual(uv_loop_close(native), 0)
+    }
 }

@@ -4,72 +4,81 @@ import CLibUV
 /// on its way (the callback follows), a negative error code when libuv refused it at once.
 /// Starters on one path use the request's `path`; those on two take both, since the request's
 /// `path` then holds the pair as its errors name it.
+///
+/// Paths reach libuv through `withCString`, which lends a native string's own null-terminated
+/// bytes (a short one is copied to the stack): passing a `String` where C takes a `char *`
+/// would copy it into a new array first, an allocation per request. libuv copies the path it
+/// keeps in the request.
 extension FileSystemRequest {
+    /// Runs `body` with `path` as a C string.
+    @inline(__always)
+    private func withPath(_ body: (UnsafePointer<CChar>) -> Int32) -> Int32 { path.withCString(body) }
+
     func startStatus(followingSymlinks: Bool) -> Int32 {
         followingSymlinks
-            ? uv_fs_stat(loopPointer, request, path, Self.callback)
-            : uv_fs_lstat(loopPointer, request, path, Self.callback)
+            ? withPath { uv_fs_stat(loopPointer, request, $0, Self.callback) }
+            : withPath { uv_fs_lstat(loopPointer, request, $0, Self.callback) }
     }
 
     func startMakeDirectory(permissions: UInt32) -> Int32 {
-        uv_fs_mkdir(loopPointer, request, path, Int32(bitPattern: permissions), Self.callback)
+        withPath { uv_fs_mkdir(loopPointer, request, $0, Int32(bitPattern: permissions), Self.callback) }
     }
 
-    func startRemoveDirectory() -> Int32 { uv_fs_rmdir(loopPointer, request, path, Self.callback) }
+    func startRemoveDirectory() -> Int32 { withPath { uv_fs_rmdir(loopPointer, request, $0, Self.callback) } }
 
-    func startUnlink() -> Int32 { uv_fs_unlink(loopPointer, request, path, Self.callback) }
+    func startUnlink() -> Int32 { withPath { uv_fs_unlink(loopPointer, request, $0, Self.callback) } }
 
     /// Lists the directory at `path` in one request; read the entries with `scannedEntries`.
-    func startScanDirectory() -> Int32 { uv_fs_scandir(loopPointer, request, path, 0, Self.callback) }
+    func startScanDirectory() -> Int32 { withPath { uv_fs_scandir(loopPointer, request, $0, 0, Self.callback) } }
 
     /// `template` ends in `XXXXXX`; the path made is `resultPath`.
     func startMakeTemporaryDirectory(template: String) -> Int32 {
-        uv_fs_mkdtemp(loopPointer, request, template, Self.callback)
+        template.withCString { uv_fs_mkdtemp(loopPointer, request, $0, Self.callback) }
     }
 
     func startRename(from: String, to: String) -> Int32 {
-        uv_fs_rename(loopPointer, request, from, to, Self.callback)
+        from.withCString { from in to.withCString { uv_fs_rename(loopPointer, request, from, $0, Self.callback) } }
     }
 
     func startHardLink(existing: String, new: String) -> Int32 {
-        uv_fs_link(loopPointer, request, existing, new, Self.callback)
+        existing.withCString { existing in new.withCString { uv_fs_link(loopPointer, request, existing, $0, Self.callback) } }
     }
 
     func startSymbolicLink(target: String, link: String) -> Int32 {
-        uv_fs_symlink(loopPointer, request, target, link, 0, Self.callback)
+        target.withCString { target in link.withCString { uv_fs_symlink(loopPointer, request, target, $0, 0, Self.callback) } }
     }
 
     /// The link's target is `resultPath`.
-    func startReadLink() -> Int32 { uv_fs_readlink(loopPointer, request, path, Self.callback) }
+    func startReadLink() -> Int32 { withPath { uv_fs_readlink(loopPointer, request, $0, Self.callback) } }
 
     /// The resolved path is `resultPath`.
-    func startRealPath() -> Int32 { uv_fs_realpath(loopPointer, request, path, Self.callback) }
+    func startRealPath() -> Int32 { withPath { uv_fs_realpath(loopPointer, request, $0, Self.callback) } }
 
     /// `flags` are libuv's `UV_FS_COPYFILE_*`.
     func startCopyFile(from: String, to: String, flags: Int32) -> Int32 {
-        uv_fs_copyfile(loopPointer, request, from, to, flags, Self.callback)
+        from.withCString { from in to.withCString { uv_fs_copyfile(loopPointer, request, from, $0, flags, Self.callback) } }
     }
 
     func startChangeMode(_ permissions: UInt32) -> Int32 {
-        uv_fs_chmod(loopPointer, request, path, Int32(bitPattern: permissions), Self.callback)
+        withPath { uv_fs_chmod(loopPointer, request, $0, Int32(bitPattern: permissions), Self.callback) }
     }
 
     /// Times in seconds since the Unix epoch (libuv's doubles).
     func startSetTimes(accessed: Double, modified: Double, followingSymlinks: Bool) -> Int32 {
         followingSymlinks
-            ? uv_fs_utime(loopPointer, request, path, accessed, modified, Self.callback)
-            : uv_fs_lutime(loopPointer, request, path, accessed, modified, Self.callback)
+            ? withPath { uv_fs_utime(loopPointer, request, $0, accessed, modified, Self.callback) }
+            : withPath { uv_fs_lutime(loopPointer, request, $0, accessed, modified, Self.callback) }
     }
 
     /// `UInt32.max` (-1 as `uid_t`/`gid_t`) leaves that ID as it is.
     func startChangeOwner(userID: UInt32, groupID: UInt32, followingSymlinks: Bool) -> Int32 {
         followingSymlinks
-            ? uv_fs_chown(loopPointer, request, path, userID, groupID, Self.callback)
-            : uv_fs_lchown(loopPointer, request, path, userID, groupID, Self.callback)
+            ? withPath { uv_fs_chown(loopPointer, request, $0, userID, groupID, Self.callback) }
+            : withPath { uv_fs_lchown(loopPointer, request, $0, userID, groupID, Self.callback) }
     }
 
     /// `mode` is `F_OK` or a combination of `R_OK`, `W_OK`, `X_OK`.
-    func startAccess(mode: Int32) -> Int32 { uv_fs_access(loopPointer, request, path, mode, Self.callback) }
+    func startAccess(mode: Int32) -> Int32 { withPath { uv_fs_access(loopPointer, request, $0, mode, Self.callback) } }
 
     /// The entries of a finished `startScanDirectory`, in libuv's order (by name, bytewise),
     /// without `.` and `..`; `directory` is the path they are in.

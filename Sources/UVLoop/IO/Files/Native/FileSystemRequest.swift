@@ -28,10 +28,16 @@ final class FileSystemRequest {
     private(set) var ticket: UInt64 = 0
     /// The request's position in the pool's in-flight list, or -1.
     var inFlightIndex = -1
+    /// A number the caller gives this use of the request and reads back in its completion (a
+    /// batch's index of the path), so that one completion can serve many requests.
+    var tag = 0
     /// Told when the request finishes, before its completion runs (an open file counting its
     /// operations in flight, a buffer lent to a read); cleared then. Kept alive meanwhile.
     var owner: (any FileSystemRequestOwner)?
-    unowned let pool: FileSystemRequests
+    /// `unowned(unsafe)`: the pool outlives every use of it here. A request is used only while
+    /// its pool holds it (in flight, which keeps the pool alive, or in the pool's free list), and
+    /// a checked `unowned` would pay a retain and a release of the pool per use.
+    unowned(unsafe) let pool: FileSystemRequests
 
     init(pool: FileSystemRequests) {
         self.pool = pool
@@ -64,6 +70,12 @@ final class FileSystemRequest {
         if let endedBy { return endedBy }
         if code == UV_ECANCELED.rawValue { return .cancelled }
         return .fileSystem(operation: "\(operation)", path: path, code: code)
+    }
+
+    /// The result as a status (`stat`, `lstat`, `fstat`), or the error.
+    var statusResult: Result<FileStatus, LoopError> {
+        if let endedBy { return .failure(endedBy) }
+        return result >= 0 ? .success(status) : .failure(error(code: Int32(truncatingIfNeeded: result)))
     }
 
     /// The result as a count, or the error.
@@ -119,7 +131,12 @@ extension FileStatus {
     /// The status in libuv's `uv_stat_t`.
     init(stat: UnsafePointer<uv_stat_t>) {
         let s = stat.pointee
-        func time(_ t: uv_timespec_t) -> Duration { .seconds(t.tv_sec) + .nanoseconds(t.tv_nsec) }
+        // In attoseconds, with wrapping arithmetic (a 64-bit count of seconds times 10^18 fits
+        // in 128 bits): `.seconds(_:) + .nanoseconds(_:)` calls into the standard library for
+        // each step, with overflow checks, four times per status.
+        func time(_ t: uv_timespec_t) -> Duration {
+            Duration(attoseconds: Int128(t.tv_sec) &* 1_000_000_000_000_000_000 &+ Int128(t.tv_nsec) &* 1_000_000_000)
+        }
         self.init(
             size: s.st_size, inode: s.st_ino, mode: UInt32(truncatingIfNeeded: s.st_mode),
             modified: time(s.st_mtim), device: s.st_dev, links: s.st_nlink, userID: UInt32(truncatingIfNeeded: s.st_uid),
