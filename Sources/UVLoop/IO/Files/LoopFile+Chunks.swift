@@ -24,11 +24,10 @@ extension LoopFile {
     /// `handler` gets each chunk as a ``FileBuffer`` lent for the call (read its
     /// ``FileBuffer/bytes`` then, and copy what you keep), then `nil` once the reader reached the
     /// end of the file (or `count` bytes), or the error that ended it; it is not called again
-    /// after either. ``FileChunkReader/pause()``
-    /// stops the chunks (the reads in flight complete and wait, no new read starts) until
-    /// ``FileChunkReader/resume()``; ``FileChunkReader/cancel()`` ends the reader without another
-    /// call. The reader goes on while the file is open, whether you keep the returned reader or
-    /// not.
+    /// after either. ``FileChunkReader/pause()`` stops the chunks (the reads in flight complete
+    /// and wait, no new read starts) until ``FileChunkReader/resume()``;
+    /// ``FileChunkReader/cancel()`` ends the reader without another call. The reader goes on
+    /// while the file is open, whether you keep the returned reader or not.
     ///
     /// A chunk is shorter than `chunkLength` where a read found fewer bytes: at the end of the
     /// file (or of `count`), and, for a file that grows or shrinks while it is read, wherever the
@@ -114,11 +113,14 @@ private final class FileChunkHandler: FileChunkSink {
         self.handler = handler
     }
 
-    func chunk(_ buffer: FileBuffer) { handler(.success(buffer)) }
+    func chunk(_ buffer: FileBuffer) -> Bool {
+        handler(.success(buffer))
+        return true
+    }
 
     func end(_ result: Result<Void, LoopError>) { handler(result.map { nil }) }
 
-    func room(busy: Int, readAhead: Int) -> Int { readAhead - busy }
+    func settled(busy: Int) {}
 
     func loopIsEnding(_ refusal: LoopError) {}
 }
