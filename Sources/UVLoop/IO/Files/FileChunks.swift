@@ -169,8 +169,7 @@ final class FileChunksConsumer: Sendable {
 /// read and not yet taken, how reading ended, and the waiting task. A take gets every chunk that
 /// has arrived at once, as a batch, without a hop to the loop's thread; a task suspends only when
 /// none is there, and the loop's thread wakes it once `batchSize` chunks are ready (or no read is
-/// in flight), not at each chunk: each wake-up of a task costs a thread's wake-up, which is more
-/// than a chunk's read.
+/// in flight), not at each chunk: each wake-up of a task is a thread's wake-up.
 ///
 /// The room here is `readAhead` chunks: those waiting, and those lent to the consumer's batch
 /// that it has not said it gave out. The reader's `readAhead` buffers are apart from it: reads
@@ -257,7 +256,7 @@ final class FileChunksChannel: FileChunkSink, Sendable {
 
     func chunk(_ buffer: FileBuffer) -> Bool {
         // Room is looked at before the copy, which is made outside the lock: only the consumer
-        // changes the state meanwhile, and it only makes room.
+        // changes the state meanwhile, and it only makes room or ends the sequence.
         let hasRoom = guarded.withLock { state in
             guard !state.finished, state.end == nil, state.chunks.count + state.lent >= readAhead else { return true }
             state.loopWaits = true
