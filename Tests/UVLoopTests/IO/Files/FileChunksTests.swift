@@ -198,6 +198,38 @@ final class FileChunksTests: XCTestCase {
         XCTAssertNil(after)
     }
 
+    /// A reader whose next chunk waits in its buffer for room, with a read in flight that the
+    /// pool holds back, ends at the loop's ending: the consumer gets the chunks ready, then the
+    /// ending.
+    func testTheLoopsShutdownEndsAReaderHeldForRoomWithAReadInFlight() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let file = try await loop.fileSystem.open(makeFile(FileChunkReaderTests.pattern(100_000)))
+        var chunks = try file.readChunks(chunkLength: 1000, readAhead: 2).makeAsyncIterator()
+        let channel = chunks.consumer.channel
+        _ = try await chunks.next()
+        // Two chunks ready, two more in the reader's buffers, no read in flight.
+        while try await loop.invoke({ file.box.value.inFlight }) > 0 || !channel.guarded.withLock({ $0.loopWaits }) {
+            await Task.yield()
+        }
+        let blocker = try await PoolBlocker(occupying: loop)
+        // A take frees room for one: the reader hands one over and reads again into its buffer
+        // (a read the pool holds back); the next chunk finds no room.
+        _ = try await chunks.next()
+        while try await loop.invoke({ file.box.value.inFlight }) == 0 { await Task.yield() }
+        loop.shutdown()
+        var taken = 0
+        do {
+            while try await chunks.next() != nil { taken += 1 }
+            XCTFail("shut down")
+        } catch {
+            XCTAssertEqual(error, .shutDown)
+        }
+        XCTAssertEqual(taken, 2, "the chunks ready before the ending")
+        blocker.release()
+        thread.shutdown()
+    }
+
     func testTheLoopsShutdownEndsTheChunks() async throws {
         let thread = try Loop.startThread()
         let loop = thread.loop
