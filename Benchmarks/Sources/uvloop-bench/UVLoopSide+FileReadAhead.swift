@@ -5,7 +5,8 @@
 //   - "uvloop_ra2", "uvloop_ra4", "uvloop_k4", "uvloop_k64": the same with 2 or 4 reads, 4 or 64
 //     stats in flight, to choose the defaults.
 //   - "uvloop_async": the async face from a task: `for try await chunk in file.readChunks()`
-//     (each chunk copied into an array), and `await fileSystem.status(ofEach:)`.
+//     (each chunk copied into an array on the loop's thread; the task takes the chunks ready
+//     together and waits to be woken only when none is), and `await fileSystem.status(ofEach:)`.
 import Dispatch
 import UVLoop
 

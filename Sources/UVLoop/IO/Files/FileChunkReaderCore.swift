@@ -1,15 +1,17 @@
 /// Where a reader's chunks go: the callback face's handler, or the async face's channel. Loop
 /// thread only.
 protocol FileChunkSink: AnyObject {
-    /// The next chunk, in the buffer (lent for the call).
-    func chunk(_ buffer: FileBuffer)
+    /// The next chunk, in the buffer (lent for the call). False when the sink has no room for it
+    /// now (the async face, whose consumer has not taken enough): the chunk stays in its buffer,
+    /// and the reader offers it again at `consumerTook`.
+    func chunk(_ buffer: FileBuffer) -> Bool
     /// The reader ended: at the end of the file or its count (success), or with an error.
     /// Called at most once, and never after `cancel`.
     func end(_ result: Result<Void, LoopError>)
-    /// How many more reads may start, given `busy` slots taken (reading, or read and waiting):
-    /// the callback face allows `readAhead - busy`; the async face also counts the chunks its
-    /// consumer has not taken.
-    func room(busy: Int, readAhead: Int) -> Int
+    /// The reader has delivered what had its turn and started the reads its free buffers allow; `busy`
+    /// slots are still taken (their chunks come without the consumer's help). The async face
+    /// wakes its waiting consumer here, with every chunk ready, rather than at each chunk.
+    func settled(busy: Int)
     /// The loop is ending and the reader has no read in flight: end without calling user code
     /// (a task may be resumed).
     func loopIsEnding(_ refusal: LoopError)
@@ -20,8 +22,8 @@ protocol FileChunkSink: AnyObject {
 /// into a buffer of its own, delivered in file order.
 ///
 /// The buffers are a ring of `readAhead` slots: slots from `head` to `tail` are taken (a read in
-/// flight, or a chunk read and waiting for its turn), the others free. A chunk is delivered from
-/// `head`; its slot then reads again at the next offset. A read shorter than asked (the file
+/// flight, or a chunk read and waiting for its turn or for the sink's room), the others free. A
+/// chunk is delivered from `head`; its slot then reads again at the next offset. A read shorter than asked (the file
 /// ended, or was truncated, while later reads were in flight) makes the reads after it stale
 /// (`generation`): they are dropped when their turn comes, and reading goes on from where the
 /// short one ended, so that no byte is skipped or repeated. Every read's completion is a closure
@@ -54,7 +56,7 @@ final class FileChunkReaderCore {
     private var head = 0
     private var tail = 0
     /// Slots taken: reading, or read and waiting for their turn.
-    private var busy = 0
+    private(set) var busy = 0
     /// Reads whose completion has not run.
     private var inFlight = 0
     private var nextOffset: Int64
@@ -63,6 +65,11 @@ final class FileChunkReaderCore {
     private(set) var isPaused = false
     private(set) var isEnded = false
     private var delivering = false
+    /// The sink refused the chunk at `head` for room: it waits in its buffer until the consumer
+    /// takes (`consumerTook`).
+    private var heldForRoom = false
+    /// The loop is ending; the reader ends once it waits for nothing that can still come.
+    private var loopEnding = false
 
     init(
         file: LoopFileCore, engine: LoopEngine, chunkLength: Int, readAhead: Int, offset: Int64, count: Int64?, sink: any FileChunkSink
@@ -90,7 +97,7 @@ final class FileChunkReaderCore {
 
     // MARK: the consumer's verbs
 
-    /// Starts the reads the room allows.
+    /// Starts the reads its buffers allow.
     func start() { issue() }
 
     /// Stops delivering chunks and starting reads; those in flight complete and wait.
@@ -114,17 +121,17 @@ final class FileChunkReaderCore {
         return true
     }
 
-    /// The consumer took chunks (async face): read on if the room allows.
+    /// The consumer took chunks (async face): deliver what waited for room, and read on.
     func consumerTook() {
-        guard !isEnded, !isPaused, !delivering else { return }
-        issue()
+        guard !isEnded, !isPaused else { return }
+        deliverReady()
     }
 
     // MARK: reading
 
     private func issue() {
         guard !isEnded, !isPaused, let sink else { return }
-        var allowed = sink.room(busy: busy, readAhead: readAhead)
+        var allowed = readAhead - busy
         while allowed > 0, nextOffset < endOffset {
             let slot = tail
             let length = Int(min(Int64(chunkLength), endOffset - nextOffset))
@@ -143,7 +150,8 @@ final class FileChunkReaderCore {
             inFlight += 1
             allowed -= 1
         }
-        if busy == 0, nextOffset >= endOffset { end(.success(())) }
+        if busy == 0, nextOffset >= endOffset { return end(.success(())) }
+        sink.settled(busy: busy)
     }
 
     private func didRead(slot: Int, _ result: Result<Int, LoopError>) {
@@ -160,6 +168,7 @@ final class FileChunkReaderCore {
     private func deliverReady() {
         guard !delivering else { return }
         delivering = true
+        heldForRoom = false
         deliver: while !isEnded, !isPaused, busy > 0 {
             switch slots[head] {
             case .free, .reading: break deliver
@@ -175,12 +184,16 @@ final class FileChunkReaderCore {
                     delivering = false
                     return end(.failure(reason))
                 }
+                guard sink?.chunk(buffers[head]) != false else {
+                    heldForRoom = true
+                    break deliver
+                }
                 if count < lengths[head] { restart(after: count) }
-                sink?.chunk(buffers[head])
                 freeHead()
             }
         }
         delivering = false
+        if heldForRoom { endIfLoopEnding() }
         issue()
     }
 
@@ -220,11 +233,17 @@ final class FileChunkReaderCore {
     }
 
     /// The loop is ending: reads in flight complete with its refusal and end the reader then; a
-    /// reader with none, or a paused one (whose completions deliver nothing), ends now, telling
-    /// its sink without calling user code. Reads still in flight then only free their slots.
+    /// reader with none, a paused one (whose completions deliver nothing), or one whose sink has
+    /// no room (likewise), ends now, telling its sink without calling user code. Reads still in
+    /// flight then only free their slots.
     private func loopIsEnding() {
         engine?.ioHandles.unregister(ObjectIdentifier(self))
-        guard inFlight == 0 || isPaused, !isEnded else { return }
+        loopEnding = true
+        endIfLoopEnding()
+    }
+
+    private func endIfLoopEnding() {
+        guard loopEnding, inFlight == 0 || isPaused || heldForRoom, !isEnded else { return }
         isEnded = true
         let sink = sink
         self.sink = nil

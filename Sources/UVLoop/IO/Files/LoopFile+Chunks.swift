@@ -24,14 +24,18 @@ extension LoopFile {
     /// `handler` gets each chunk as a ``FileBuffer`` lent for the call (read its
     /// ``FileBuffer/bytes`` then, and copy what you keep), then `nil` once the reader reached the
     /// end of the file (or `count` bytes), or the error that ended it; it is not called again
-    /// after either. A chunk is shorter than `chunkLength` only at the end. ``FileChunkReader/pause()``
-    /// stops the chunks (the reads in flight complete and wait, no new read starts) until
-    /// ``FileChunkReader/resume()``; ``FileChunkReader/cancel()`` ends the reader without another
-    /// call. The reader goes on while the file is open, whether you keep the returned reader or
-    /// not.
+    /// after either. ``FileChunkReader/pause()`` stops the chunks (the reads in flight complete
+    /// and wait, no new read starts) until ``FileChunkReader/resume()``;
+    /// ``FileChunkReader/cancel()`` ends the reader without another call. The reader goes on
+    /// while the file is open, whether you keep the returned reader or not.
     ///
-    /// A file truncated while it is read ends the chunks where it now ends; one that grows is
-    /// read on to its new end. Closing the file ends the reader with ``LoopError/fileClosed``;
+    /// A chunk is shorter than `chunkLength` where a read found fewer bytes: at the end of the
+    /// file (or of `count`), and, for a file that grows or shrinks while it is read, wherever the
+    /// file ended when that chunk was read, even if it has grown since. Reading goes on from the
+    /// end of a short chunk, so no byte is skipped or repeated, and stops at the first read that
+    /// finds no byte: a file truncated while it is read ends the chunks where it now ends, and
+    /// bytes appended before the reader gets there are read, after the short chunk that met the
+    /// old end. Closing the file ends the reader with ``LoopError/fileClosed``;
     /// the loop's ending with its refusal (a paused reader ends without a call then).
     /// - Parameters:
     ///   - chunkLength: the bytes per chunk; from 1 to `UInt32.max`.
@@ -109,11 +113,14 @@ private final class FileChunkHandler: FileChunkSink {
         self.handler = handler
     }
 
-    func chunk(_ buffer: FileBuffer) { handler(.success(buffer)) }
+    func chunk(_ buffer: FileBuffer) -> Bool {
+        handler(.success(buffer))
+        return true
+    }
 
     func end(_ result: Result<Void, LoopError>) { handler(result.map { nil }) }
 
-    func room(busy: Int, readAhead: Int) -> Int { readAhead - busy }
+    func settled(busy: Int) {}
 
     func loopIsEnding(_ refusal: LoopError) {}
 }

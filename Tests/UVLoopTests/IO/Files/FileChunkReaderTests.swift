@@ -8,8 +8,8 @@ import XCTest
 @testable import UVLoop
 
 /// The chunked reader's callback face: chunks in file order with reads in flight, buffers reused,
-/// a count and an offset, pausing, and its faults: a file truncated while read, closed during the
-/// read-ahead, a reader cancelled, the loop's ending.
+/// a count and an offset, pausing, a file that grows while read, and its faults: a file truncated
+/// while read, closed during the read-ahead, a reader cancelled, the loop's ending.
 final class FileChunkReaderTests: XCTestCase {
     private var scratch: ScratchDirectory!
 
@@ -153,6 +153,30 @@ final class FileChunkReaderTests: XCTestCase {
         XCTAssertNotNil(try? delivered.end?.get())
         XCTAssertEqual(delivered.sizes, [1000, 1000, 500])
         XCTAssertTrue(delivered.bytes == Array(content[..<2500]))
+        loop.turn(until: { file.box.value.inFlight == 0 })
+        loop.shutdown()
+    }
+
+    func testAFileThatGrowsWhileReadIsReadOnPastAShortChunk() throws {
+        let loop = try Loop()
+        let content = Self.pattern(5500)
+        let path = makeFile("data", Array(content[..<2500]))
+        let file = try openFile(loop, path)
+        let delivered = Delivered()
+        try file.readChunks(chunkLength: 1000, readAhead: 4) { result in
+            delivered.handler(result)
+            // The third read met the end (2,500 bytes); the file grows before the reader goes
+            // on from there, and the read after the short chunk finds the new bytes.
+            if delivered.sizes == [1000, 1000, 500] {
+                let appending = fopen(path, "ab")
+                XCTAssertEqual(fwrite(Array(content[2500...]), 1, 3000, appending), 3000)
+                XCTAssertEqual(fclose(appending), 0)
+            }
+        }
+        loop.turn(until: { delivered.end != nil })
+        XCTAssertNotNil(try? delivered.end?.get())
+        XCTAssertEqual(delivered.sizes, [1000, 1000, 500, 1000, 1000, 1000], "short in the middle, where the file ended")
+        XCTAssertTrue(delivered.bytes == content, "no byte skipped or repeated")
         loop.turn(until: { file.box.value.inFlight == 0 })
         loop.shutdown()
     }
