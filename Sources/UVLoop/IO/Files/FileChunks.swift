@@ -53,6 +53,10 @@ public struct FileChunks: AsyncSequence, Sendable {
     }
 
     /// Produces the chunks; see ``LoopFile/readChunks(chunkLength:readAhead:from:count:)``.
+    ///
+    /// Keep one iterator and advance only it: the chunks it has taken from the reader and not
+    /// given out yet travel with the value, so a copy of an advanced iterator would give them out
+    /// again.
     public struct Iterator: AsyncIteratorProtocol {
         /// A chunk of bytes, in file order.
         public typealias Element = [UInt8]
