@@ -215,9 +215,10 @@ final class StreamConnectionCore: StreamCore {
 
     /// Writes what the kernel takes at once and queues the rest (see `StreamHandle.write`).
     func write(_ bytes: UnsafeRawBufferPointer, completion: ((LoopError?) -> Void)?) throws(LoopError) {
-        if let reason = closeReason { throw reason }
+        // The open check first: `closeReason` builds an optional error, on every write.
+        if !isOpen, let reason = closeReason { throw reason }
         if writesShutDown { throw .writesShutDown }
-        if let fileTransfer {
+        if extras != nil, let fileTransfer {
             fileTransfer.hold(bytes, completion)
             heldWriteBytes += bytes.count
             if isWritable, pendingWriteBytes > highWaterMark { isWritable = false }
