@@ -19,10 +19,14 @@
 /// after that phase's chunk. Its first chunk runs in a later iteration, after a poll for I/O, so
 /// the initial progress can be shown before any work happens.
 final class ChunkScheduler {
+    // `active` and `arriving` are read by `isPending` after every callback of the loop. Every
+    // access to them is on the loop's thread and ends before any call into a run (the runs'
+    // callbacks may start or stop chunked loops re-entrantly), so no two can overlap: they go
+    // without the run-time exclusivity check, which the optimizer keeps for them otherwise.
     /// Begun, with chunks left, in round-robin order.
-    private var active: [ChunkedLoopRun] = []
+    @exclusivity(unchecked) private var active: [ChunkedLoopRun] = []
     /// Started, waiting to begin.
-    private var arriving: [ChunkedLoopRun] = []
+    @exclusivity(unchecked) private var arriving: [ChunkedLoopRun] = []
     private var beginning: [ChunkedLoopRun] = []
     /// The position in `active` of the run that gets the next chunk.
     private var cursor = 0

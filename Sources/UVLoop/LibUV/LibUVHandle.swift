@@ -96,6 +96,21 @@ struct LibUVHandle<Handle> {
         return unsafeDowncast(Unmanaged<HandleContext>.fromOpaque(data).takeUnretainedValue(), to: Context.self)
     }
 
+    /// Calls `body` with the context kept in the `data` field of the handle at `handle`, without
+    /// retaining it: for the callbacks that run once per read or write. `Context` must be the
+    /// class the handle was made with.
+    @inline(__always)
+    static func withContext<Context: HandleContext, Result>(
+        of handle: UnsafeMutableRawPointer, as: Context.Type, _ body: (Context) -> Result
+    ) -> Result {
+        let data = handle.assumingMemoryBound(to: uv_handle_t.self).pointee.data!
+        // Unmanaged, guaranteed: the handle holds the owning reference until its close callback,
+        // which libuv never runs while one of the handle's callbacks is on the stack.
+        return Unmanaged<HandleContext>.fromOpaque(data)._withUnsafeGuaranteedRef { context in
+            body(unsafeDowncast(context, to: Context.self))
+        }
+    }
+
     /// Sets what the handle's C callback calls, for a handle made before its owner existed.
     func onFire(_ fire: @escaping () -> Void) { callback.fire = fire }
 

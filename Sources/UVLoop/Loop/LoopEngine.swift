@@ -168,6 +168,29 @@ final class LoopEngine {
         runAsCallback(body)
     }
 
+    /// `runIOCallback` in two halves, for the hottest callbacks (a stream's reads and writes),
+    /// which inline them around their body: `runIOCallback`'s closure, capturing the handle's
+    /// core, costs a retain and release of the core per call. Call `endIOCallback` with what
+    /// this returned once the body has run.
+    /// - Returns: whether this is the outermost callback (then `endIOCallback` runs
+    ///   `afterCallback`).
+    @inline(__always)
+    func beginIOCallback() -> Bool {
+        ioCallbacksRun &+= 1
+        confirmLoopThread()
+        if isInCallback { return false }
+        isInCallback = true
+        return true
+    }
+
+    /// Ends what `beginIOCallback` began.
+    @inline(__always)
+    func endIOCallback(_ outermost: Bool) {
+        guard outermost else { return }
+        afterCallback()
+        isInCallback = false
+    }
+
     /// Runs `body` as the loop's own callbacks run theirs (see `runIOCallback`), without counting
     /// it as I/O: for the loop's reports about itself (a stall).
     func runAsCallback(_ body: () -> Void) {
@@ -277,7 +300,7 @@ final class LoopEngine {
         let wantsCheck = !nextIteration.isEmpty
         if wantsCheck != check.isActive { wantsCheck ? check.start() : check.stop() }
         var wantsIdle = wantsCheck || drainRequested || hasOwnOrBatchedJobs || timersDue
-            || chunkedLoops.isPending || inboxes.isBusy || isBusyPolling
+            || chunkedLoops.isPending || inboxes.isBusy || (busyPollUntil != 0 && isBusyPolling)   // no call while no window is open
         // Without the idle handle the next poll may block, and an owner that polls the loop's
         // backend descriptor itself may wait on it before the prepare phase comes: posts from
         // other threads must then wake it. Re-arm their wake-up now, in the lock that sees the

@@ -78,6 +78,10 @@ final class LoopLifecycle: Sendable {
     /// `WakeHandle.send()`. The send happens outside the lock, so that the woken loop thread does
     /// not find the lock taken; closing the wake handle waits for this to reach zero.
     private let wakersInFlight = Atomic<Int>(0)
+    /// `wakePending`, readable without the lock: set in the lock that sets the flag, cleared in
+    /// the lock that clears it. Lets the loop's thread skip the lock before a poll while no post
+    /// has claimed the wake-up since it last re-armed it (see `rearmWakeUnlessPending`).
+    private let wakeClaimedFlag = Atomic<Bool>(false)
 
     init(attached: Bool) {
         isAttached = attached
@@ -192,6 +196,7 @@ final class LoopLifecycle: Sendable {
     private func claimWake(_ state: inout Guarded) -> Bool {
         if state.wakePending { return false }
         state.wakePending = true
+        wakeClaimedFlag.store(true, ordering: .relaxed)
         wakersInFlight.wrappingAdd(1, ordering: .relaxed)
         return true
     }
@@ -207,11 +212,19 @@ final class LoopLifecycle: Sendable {
     /// queued (the loop must run them instead of blocking; the wake-up flag stays set). Otherwise
     /// clears the flag, in the lock that saw the queue empty, so that the next post wakes the
     /// loop, and returns false.
+    ///
+    /// Without the lock while the loop is open and the flag is clear (no post claimed the wake-up
+    /// since the last re-arm, the case after every I/O callback of a busy loop): nothing is left
+    /// to clear, and a job queued meanwhile, unseen here, has claimed the wake-up and sends it,
+    /// so a blocking poll returns at once. Jobs queued without claiming it (the executor jobs of
+    /// an ending loop) come only once the loop no longer accepts work, and then the lock is taken.
     @inline(__always)
     func rearmWakeUnlessPending() -> Bool {
-        guarded.withLock { state in
+        if !wakeClaimedFlag.load(ordering: .relaxed) && acceptsWork { return false }
+        return guarded.withLock { state in
             if !state.jobs.isEmpty { return true }
             state.wakePending = false
+            wakeClaimedFlag.store(false, ordering: .relaxed)
             return false
         }
     }
@@ -226,6 +239,7 @@ final class LoopLifecycle: Sendable {
         let mustWake = guarded.withLock { state -> Bool? in
             guard end(&state, as: .shuttingDown) else { return nil }
             state.wakePending = true
+            wakeClaimedFlag.store(true, ordering: .relaxed)
             guard !onLoopThread else { return false }
             wakersInFlight.wrappingAdd(1, ordering: .relaxed)
             return true

@@ -151,7 +151,19 @@ final class StreamConnectionCore: StreamCore {
     override func streamDidRead(_ bytes: UnsafeRawBufferPointer) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
-        loop.engine.runIOCallback { handleDidRead(bytes) }
+        asIOCallback { handleDidRead(bytes) }
+    }
+
+    /// `LoopEngine.runIOCallback`, for the callbacks of every read and write: inlined, with the
+    /// engine borrowed from the loop (`withValue`), it costs no closure and no retain and release
+    /// of the core or the engine per call.
+    @inline(__always)
+    private func asIOCallback(_ body: () -> Void) {
+        loop.confined.withValue { engine in
+            let outermost = engine.beginIOCallback()
+            body()
+            engine.endIOCallback(outermost)
+        }
     }
 
     private func handleDidRead(_ bytes: UnsafeRawBufferPointer) {
@@ -174,7 +186,7 @@ final class StreamConnectionCore: StreamCore {
     override func streamReadDidEnd(_ status: Int32) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
-        loop.engine.runIOCallback { handleReadDidEnd(status) }
+        asIOCallback { handleReadDidEnd(status) }
     }
 
     private func handleReadDidEnd(_ status: Int32) {
@@ -203,9 +215,10 @@ final class StreamConnectionCore: StreamCore {
 
     /// Writes what the kernel takes at once and queues the rest (see `StreamHandle.write`).
     func write(_ bytes: UnsafeRawBufferPointer, completion: ((LoopError?) -> Void)?) throws(LoopError) {
-        if let reason = closeReason { throw reason }
+        // The open check first: `closeReason` builds an optional error, on every write.
+        if !isOpen, let reason = closeReason { throw reason }
         if writesShutDown { throw .writesShutDown }
-        if let fileTransfer {
+        if extras != nil, let fileTransfer {
             fileTransfer.hold(bytes, completion)
             heldWriteBytes += bytes.count
             if isWritable, pendingWriteBytes > highWaterMark { isWritable = false }
@@ -240,7 +253,7 @@ final class StreamConnectionCore: StreamCore {
     override func streamWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {
         // As the loop's own callbacks run: a detach or shutdown asked for inside finishes when
         // it returns, and work it queued gets the idle handle it needs.
-        loop.engine.runIOCallback { handleWriteDidFinish(byteCount: byteCount, completion: completion, status: status) }
+        asIOCallback { handleWriteDidFinish(byteCount: byteCount, completion: completion, status: status) }
     }
 
     private func handleWriteDidFinish(byteCount: Int, completion: ((LoopError?) -> Void)?, status: Int32) {

@@ -50,7 +50,11 @@ final class LoopInboxes {
     var hasWaiting: Bool { open.values.contains { $0.hasWaiting() } }
 
     /// The messages sent to the inboxes and not yet delivered.
-    var waitingCount: Int { open.values.reduce(0) { $0 + $1.waitingCount() } }
+    /// Read at the end of every turn (`recordTurnEnd`): with no inbox open, that is one check.
+    var waitingCount: Int {
+        if open.isEmpty { return 0 }
+        return open.values.reduce(0) { $0 + $1.waitingCount() }
+    }
 
     /// Closes every inbox (each runs its final drain and closes its wake handle): what the loop's
     /// shutdown and detach need. Senders get ``LoopError/shutDown`` or ``LoopError/detached``

@@ -76,6 +76,13 @@ struct StreamHandle: NativeIOHandle {
         LibUVHandle<uv_stream_t>.context(of: stream, as: StreamCore.self)
     }
 
+    /// Calls `body` with the core of the handle at `stream`, not retained (see
+    /// `LibUVHandle.withContext`): for the callbacks of each read and write.
+    @inline(__always)
+    static func withContext<Result>(of stream: UnsafeMutableRawPointer, _ body: (StreamCore) -> Result) -> Result {
+        LibUVHandle<uv_stream_t>.withContext(of: stream, as: StreamCore.self, body)
+    }
+
     // MARK: closing
 
     /// Closes the handle; libuv calls back in a later closing phase (after failing queued writes
@@ -114,14 +121,16 @@ struct StreamHandle: NativeIOHandle {
     func startReading() -> Int32 {
         if let simulated { return simulated.startReading() }
         return uv_read_start(pointer, { handle, _, buffer in
-            let readBuffer = StreamHandle.context(of: UnsafeMutableRawPointer(handle!)).readBuffer
-            buffer!.pointee = uv_buf_t(base: readBuffer.base, len: readBuffer.count)
+            StreamHandle.withContext(of: UnsafeMutableRawPointer(handle!)) { context in
+                buffer!.pointee = uv_buf_t(base: context.readBuffer.base, len: context.readBuffer.count)
+            }
         }, { stream, count, _ in
-            let context = StreamHandle.context(of: UnsafeMutableRawPointer(stream!))
-            if count > 0 {
-                context.streamDidRead(UnsafeRawBufferPointer(start: context.readBuffer.base, count: count))
-            } else if count < 0 {
-                context.streamReadDidEnd(Int32(count))
+            StreamHandle.withContext(of: UnsafeMutableRawPointer(stream!)) { context in
+                if count > 0 {
+                    context.streamDidRead(UnsafeRawBufferPointer(start: context.readBuffer.base, count: count))
+                } else if count < 0 {
+                    context.streamReadDidEnd(Int32(count))
+                }
             }
         })
     }
@@ -160,10 +169,11 @@ struct StreamHandle: NativeIOHandle {
         request.request.pointee.data = Unmanaged.passRetained(request).toOpaque()
         let status = uv_write(request.request, pointer, &buffer, 1) { request, status in
             let owner = Unmanaged<StreamWriteRequest>.fromOpaque(request!.pointee.data!).takeRetainedValue()
-            let context = StreamHandle.context(of: UnsafeMutableRawPointer(request!.pointee.handle!))
-            let (byteCount, completion) = owner.empty()
-            context.recycle(owner)
-            context.streamWriteDidFinish(byteCount: byteCount, completion: completion, status: status)
+            StreamHandle.withContext(of: UnsafeMutableRawPointer(request!.pointee.handle!)) { context in
+                let (byteCount, completion) = owner.empty()
+                context.recycle(owner)
+                context.streamWriteDidFinish(byteCount: byteCount, completion: completion, status: status)
+            }
         }
         guard status == 0 else {
             Unmanaged<StreamWriteRequest>.fromOpaque(request.request.pointee.data!).release()
