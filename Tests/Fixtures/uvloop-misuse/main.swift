@@ -10,7 +10,7 @@ import UVLoopTesting
 import Glibc
 #endif
 
-let cases: [String: () throws -> Void] = [
+let cases: [String: () throws -> Void] = simulatedNetworkCases.merging([
     "bound-value-off-thread": {
         let loop = try Loop()
         let bound = LoopBound([1, 2, 3], loop: loop)
@@ -375,23 +375,7 @@ let cases: [String: () throws -> Void] = [
         try file.read(into: buffer, at: 0) { _ in }
         _ = buffer.bytes
     },
-    // The simulated network.
-    "simulated-network-advance-from-a-callback": {
-        let network = SimulatedNetwork(seed: 1)
-        let host = try network.addHost("host", address: "10.0.0.1")
-        try host.loop.assumeIsolated().post { try? network.advanceTime(by: .seconds(1)) }
-        try network.runUntilIdle()
-    },
-    "simulated-host-after-its-network": {
-        var network: SimulatedNetwork? = SimulatedNetwork(seed: 1)
-        let host = try network!.addHost("client", address: "10.0.0.1")
-        network = nil
-        _ = try host.loop.resolve(host: "server", port: 80) { _ in }
-    },
-    "simulated-network-unknown-host": {
-        SimulatedNetwork(seed: 1).stall("nobody", for: .seconds(1))
-    },
-]
+]) { _, _ in fatalError("uvloop-misuse: a case name is used twice") }
 
 let arguments = CommandLine.arguments.dropFirst()
 guard let name = arguments.first, let misuse = cases[name] else {
