@@ -10,7 +10,7 @@ import UVLoopTesting
 import Glibc
 #endif
 
-let cases: [String: () throws -> Void] = simulatedNetworkCases.merging([
+let cases: [String: () throws -> Void] = simulatedNetworkCases().merging([
     "bound-value-off-thread": {
         let loop = try Loop()
         let bound = LoopBound([1, 2, 3], loop: loop)
