@@ -2,6 +2,8 @@ extension StreamAsyncState {
     /// The next chunk for the task reading the connection: at once when one is buffered (or
     /// reading has ended), else once one arrives. `request` asks the loop's thread to start
     /// reading (the first read) or to read again (a paused buffer fell below its limit).
+    /// Inlined into the caller, so that a read that finds a chunk makes no async call of its own.
+    @inline(__always)
     nonisolated(nonsending) func read(requesting request: (ReadRequest) -> Void) async -> Result<[UInt8]?, LoopError> {
         let (ready, ask, token) = guarded.withLock { state -> (Result<[UInt8]?, LoopError>?, ReadRequest, UInt64) in
             if let (result, ask) = state.takeChunk() { return (result, ask, 0) }
@@ -15,6 +17,13 @@ extension StreamAsyncState {
         }
         if ask != .none { request(ask) }
         if let ready { return ready }
+        return await waitForChunk(token: token, requesting: request)
+    }
+
+    /// Waits for the next chunk as the read with `token`, which found none.
+    nonisolated(nonsending) private func waitForChunk(
+        token: UInt64, requesting request: (ReadRequest) -> Void
+    ) async -> Result<[UInt8]?, LoopError> {
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: ReadContinuation) in
                 let (ready, ask) = guarded.withLock { state -> (Result<[UInt8]?, LoopError>?, ReadRequest) in
@@ -55,7 +64,9 @@ extension StreamAsyncState {
     /// write queue size and the write's error); else queued for the loop's thread, `flush`
     /// posting the connection's flush job when none is on its way. Returns at once while the
     /// bytes not yet taken by the kernel stay at or below the high-water mark, else once they have
-    /// drained to the low-water mark.
+    /// drained to the low-water mark. Inlined into the caller, so that a write that need not wait
+    /// makes no async call of its own.
+    @inline(__always)
     nonisolated(nonsending) func write(
         _ bytes: [UInt8], onLoopThread: Bool, writeNow: ([UInt8]) -> (queuedBytes: Int, failure: LoopError?),
         flush: () -> Void
@@ -95,6 +106,12 @@ extension StreamAsyncState {
             waitToken = wroteNow(queuedBytes: queuedBytes, failure: failure)
         }
         guard let token = waitToken else { return .success(()) }
+        return await waitForDrain(token: token)
+    }
+
+    /// Waits, as the write with `token`, until the bytes not yet taken by the kernel have drained
+    /// to the low-water mark.
+    nonisolated(nonsending) private func waitForDrain(token: UInt64) async -> Result<Void, LoopError> {
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: WriteContinuation) in
                 let ready = guarded.withLock { state -> Result<Void, LoopError>? in
