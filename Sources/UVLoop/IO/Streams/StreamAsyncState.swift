@@ -80,6 +80,8 @@ final class StreamAsyncState: Sendable {
         /// The next chunk, or how reading ended, if either is there; asks the loop to read again
         /// when this take brings a paused buffer below its limit.
         mutating func takeChunk() -> (Result<[UInt8]?, LoopError>, ReadRequest)? {
+            // The common case of a reader that waits, checked without copying any error.
+            if chunkHead == chunks.count, readsDiscarded == nil, readEnd == nil, closed == nil { return nil }
             if let discarded = readsDiscarded { return (.failure(discarded), .none) }
             if chunkHead < chunks.count {
                 let chunk = chunks[chunkHead]

@@ -81,8 +81,10 @@ extension StreamConnectionCore {
         usesAsyncWrites = true
         let written = bytes.withUnsafeBytes { raw in Result { () throws(LoopError) in try write(raw, completion: nil) } }
         // Written (or copied into the write queue): a large array serves the next reads.
-        var array = bytes
-        loop.engine.ioHandles.streamChunkRecycler.recycle(&array)
+        if bytes.capacity >= StreamChunkRecycler.smallestRecycled {
+            var array = bytes
+            loop.engine.ioHandles.streamChunkRecycler.recycle(&array)
+        }
         if case .failure(let error) = written { return (pendingWriteBytes, error) }
         return (pendingWriteBytes, nil)
     }
