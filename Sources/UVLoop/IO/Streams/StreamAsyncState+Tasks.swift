@@ -2,8 +2,9 @@ extension StreamAsyncState {
     /// The next chunk for the task reading the connection: at once when one is buffered (or
     /// reading has ended), else once one arrives. `request` asks the loop's thread to start
     /// reading (the first read) or to read again (a paused buffer fell below its limit).
-    /// Inlined into the caller, so that a read that finds a chunk makes no async call of its own.
-    @inline(__always)
+    ///
+    /// Not `@inline(__always)`: an async function forced inline with a closure argument crashed
+    /// a debug build (see `write`).
     nonisolated(nonsending) func read(requesting request: (ReadRequest) -> Void) async -> Result<[UInt8]?, LoopError> {
         let (ready, ask, token) = guarded.withLock { state -> (Result<[UInt8]?, LoopError>?, ReadRequest, UInt64) in
             if let (result, ask) = state.takeChunk() { return (result, ask, 0) }
@@ -64,9 +65,10 @@ extension StreamAsyncState {
     /// write queue size and the write's error); else queued for the loop's thread, `flush`
     /// posting the connection's flush job when none is on its way. Returns at once while the
     /// bytes not yet taken by the kernel stay at or below the high-water mark, else once they have
-    /// drained to the low-water mark. Inlined into the caller, so that a write that need not wait
-    /// makes no async call of its own.
-    @inline(__always)
+    /// drained to the low-water mark.
+    ///
+    /// Not `@inline(__always)`: forced inline into `StreamConnection.write(_:)` with its closure
+    /// arguments, a debug build retained a bad pointer in this function on a task's direct write.
     nonisolated(nonsending) func write(
         _ bytes: [UInt8], onLoopThread: Bool, writeNow: ([UInt8]) -> (queuedBytes: Int, failure: LoopError?),
         flush: () -> Void
