@@ -7,12 +7,12 @@
 /// more than the copy. So the async writes hand the large arrays they have written here
 /// (`recycle`), and the next large reads are copied into them (`chunk(copying:)`).
 ///
-/// Bounded: at most `keptArrays` arrays of at most one read buffer each (2 MiB per loop). Only
+/// Bounded: at most `keptArrays` arrays of at most two read buffers each (4 MiB per loop). Only
 /// arrays of at least `smallestRecycled` bytes are kept, and a read takes one only when the
 /// array's capacity is at most twice what it holds, so a chunk never carries much more memory
-/// than its bytes. An array that a task still holds is not reused: emptying the loop's copy makes
-/// a new buffer (the allocation the next large read would have made anyway), and the task keeps
-/// its bytes. Loop thread only.
+/// than its bytes. A written array that a task still holds (the chunk it just echoed, say) is
+/// kept as it is, and a read takes it only once nothing else holds it, so the task's bytes never
+/// change and keeping costs no allocation. Loop thread only.
 final class StreamChunkRecycler {
     /// Below this, malloc's own caches serve a read's array without faulting pages in.
     static let smallestRecycled = 16 * 1024
@@ -21,31 +21,47 @@ final class StreamChunkRecycler {
 
     private var spares: [[UInt8]] = []
 
-    /// The bytes of one read as an array of their own, in a kept array when one fits.
+    /// The bytes of one read as an array of their own, in a kept array when one fits and nothing
+    /// else holds it.
     @inline(__always)
     func chunk(copying bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        guard bytes.count >= Self.smallestRecycled, let capacity = spares.last?.capacity,
-            capacity >= bytes.count, capacity <= 2 * bytes.count
-        else { return Array(bytes) }
-        var array = spares.removeLast()
-        array.append(contentsOf: bytes)
-        reuses &+= 1
-        return array
+        guard bytes.count >= Self.smallestRecycled, !spares.isEmpty else { return Array(bytes) }
+        return reusedChunk(copying: bytes) ?? Array(bytes)
     }
 
-    /// Keeps `array`'s buffer for a later read if it is large and there is room; leaves `array`
-    /// empty either way.
+    private func reusedChunk(copying bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        // The most recently kept first: the likeliest to be free and in the cache.
+        var index = spares.count - 1
+        while index >= 0 {
+            let capacity = spares[index].capacity
+            if capacity >= bytes.count, capacity <= 2 * bytes.count {
+                // Moved out, so that this is the only reference the recycler holds.
+                spares.swapAt(index, spares.count - 1)
+                var array = spares.removeLast()
+                if ArrayUniqueness.isUnique(&array) {
+                    array.removeAll(keepingCapacity: true)
+                    array.append(contentsOf: bytes)
+                    reuses &+= 1
+                    return array
+                }
+                spares.append(array)
+            }
+            index -= 1
+        }
+        return nil
+    }
+
+    /// Keeps `array` for a later read if it is large (when all the room is taken, the oldest kept
+    /// array makes room: a task may hold on to every chunk it wrote); leaves `array` empty.
     @inline(__always)
     func recycle(_ array: inout [UInt8]) {
-        guard array.capacity >= Self.smallestRecycled, array.capacity <= StreamReadBuffer.size * 2,
-            spares.count < Self.keptArrays
-        else {
+        guard array.capacity >= Self.smallestRecycled, array.capacity <= StreamReadBuffer.size * 2 else {
             array = []
             return
         }
+        if spares.count == Self.keptArrays { spares.removeFirst() }
         var kept: [UInt8] = []
         swap(&kept, &array)
-        kept.removeAll(keepingCapacity: true)
         spares.append(kept)
     }
 

@@ -82,6 +82,7 @@ extension StreamConnectionCore {
         let written = bytes.withUnsafeBytes { raw in Result { () throws(LoopError) in try write(raw, completion: nil) } }
         // Written (or copied into the write queue): a large array serves the next reads.
         if bytes.capacity >= StreamChunkRecycler.smallestRecycled {
+            // The task still holds it: kept as it is, read into once the task lets go.
             var array = bytes
             loop.engine.ioHandles.streamChunkRecycler.recycle(&array)
         }

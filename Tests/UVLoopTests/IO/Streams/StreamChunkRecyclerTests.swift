@@ -12,6 +12,14 @@ final class StreamChunkRecyclerTests: XCTestCase {
         array.withUnsafeBytes { $0.baseAddress }
     }
 
+    func testUniquenessIsAskedOfTheArraysElements() {
+        var alone = bytes(64 * 1024, 1)
+        XCTAssertTrue(ArrayUniqueness.isUnique(&alone))
+        let shared = alone
+        XCTAssertFalse(ArrayUniqueness.isUnique(&alone), "another array value holds the elements")
+        XCTAssertEqual(shared.count, alone.count)
+    }
+
     func testALargeWrittenArrayServesTheNextLargeRead() {
         let recycler = StreamChunkRecycler()
         var written = bytes(64 * 1024, 1)
