@@ -2,6 +2,7 @@
 #include "harness.h"
 
 #include <string.h>
+#include <time.h>
 
 static atomic_int failures;
 
@@ -28,6 +29,12 @@ int capi_env_int(const char *name, int fallback) {
     snprintf(key, sizeof key, "CAPI_%s", name);
     const char *value = getenv(key);
     return value && *value ? atoi(value) : fallback;
+}
+
+double capi_seconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
 void latch_init(latch_t *latch, int count) {

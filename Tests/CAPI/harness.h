@@ -75,6 +75,9 @@ extern const capi_test capi_manual_tests[];
 /* A count from the environment (CAPI_<name>), for lighter runs under valgrind. */
 int capi_env_int(const char *name, int fallback);
 
+/* The monotonic clock in seconds: how long a test or a part of it took. */
+double capi_seconds(void);
+
 /* Runs `misuse` in a child process: it must print `expected` on stderr and die of SIGABRT. */
 void expect_misuse_abort(void (*misuse)(void), const char *expected);
 

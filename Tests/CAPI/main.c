@@ -8,16 +8,9 @@
 #include "harness.h"
 
 #include <signal.h>
-#include <time.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static double seconds(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
-}
 
 static int selected(const char *name, int argc, char **argv) {
     if (argc < 2) return 1;
@@ -65,7 +58,7 @@ int main(int argc, char **argv) {
         for (const capi_test *test = tables[t]; test->name; test++) {
             if (!selected(test->name, argc, argv)) continue;
             int before = capi_failures();
-            double start = seconds();
+            double start = capi_seconds();
             int ok;
             if (nofork) {
                 test->run();
@@ -74,7 +67,7 @@ int main(int argc, char **argv) {
                 ok = run_forked(test, timeout);
             }
             /* The time is for reading, not checked: nothing here asserts on speed. */
-            printf("%s %s (%.0f ms)\n", ok ? "ok  " : "FAIL", test->name, (seconds() - start) * 1000);
+            printf("%s %s (%.0f ms)\n", ok ? "ok  " : "FAIL", test->name, (capi_seconds() - start) * 1000);
             if (ok)
                 passed++;
             else

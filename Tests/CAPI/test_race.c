@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include "harness.h"
-#include <time.h>
 
 #include <string.h>
 
@@ -155,12 +154,6 @@ static int race_round(int round) {
     return 1;
 }
 
-static double race_now(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
-}
-
 /* Up to CAPI_RACE_ROUNDS rounds (200), each a detach landing in the middle of continuous posting.
  * On a loaded machine a round takes many times as long as on an idle one (five threads post and
  * invoke, sharing the CPUs with everything else), so after CAPI_RACE_SECONDS (15) the test stops
@@ -169,11 +162,11 @@ static double race_now(void) {
 static void detach_while_threads_post(void) {
     int rounds = capi_env_int("RACE_ROUNDS", 200);
     int budget = capi_env_int("RACE_SECONDS", 15);
-    double start = race_now();
+    double start = capi_seconds();
     for (int round = 0; round < rounds; round++) {
         if (!race_round(round)) return; /* the first failing round tells enough */
-        if (round + 1 >= 20 && round + 1 < rounds && race_now() - start > budget) {
-            fprintf(stderr, "    stopped after %d of %d rounds: %.1f s\n", round + 1, rounds, race_now() - start);
+        if (round + 1 >= 20 && round + 1 < rounds && capi_seconds() - start > budget) {
+            fprintf(stderr, "    stopped after %d of %d rounds: %.1f s\n", round + 1, rounds, capi_seconds() - start);
             return;
         }
     }

@@ -161,7 +161,7 @@ private final class StatusBatch {
     }
 
     /// `count` results to be overwritten, one per path. Appended one by one: `Array(repeating:count:)`
-    /// copies a result through its value witness, about 140 instructions per path.
+    /// copies the repeated result through its value witness for every path.
     private static func placeholders(_ count: Int) -> [Result<FileStatus, LoopError>] {
         var results: [Result<FileStatus, LoopError>] = []
         results.reserveCapacity(count)
