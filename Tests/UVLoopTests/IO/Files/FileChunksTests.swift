@@ -236,9 +236,15 @@ final class FileChunksTests: XCTestCase {
         let file = try await loop.fileSystem.open(makeFile(FileChunkReaderTests.pattern(1_000_000)))
         var chunks = try file.readChunks(chunkLength: 1000, readAhead: 2).makeAsyncIterator()
         _ = try await chunks.next()
-        // The reader waits for room (two chunks ready, taken by the iterator or not): the ending
-        // tells the consumer.
-        while chunks.consumer.channel.guarded.withLock({ $0.waiting }) + chunks.held < 2 { await Task.yield() }
+        // The reader stops for room with no read in flight (two chunks ready, taken by the
+        // iterator or not): the ending tells the consumer. Waiting only for two chunks ready is
+        // not enough: a read still in flight could complete before the ending and, once a take
+        // freed room, hand over a third.
+        let channel = chunks.consumer.channel
+        while try await loop.invoke({ file.box.value.inFlight }) > 0 || !channel.guarded.withLock({ $0.loopWaits }) {
+            await Task.yield()
+        }
+        XCTAssertEqual(channel.guarded.withLock({ $0.waiting }) + chunks.held, 2, "the chunks ready when the reader stops")
         loop.shutdown()
         var taken = 0
         do {
