@@ -191,6 +191,23 @@ final class LoopEngine {
         isInCallback = false
     }
 
+    /// Ends what `beginIOCallback` began, for callbacks that libuv delivers in bursts (the thread
+    /// pool's completions: every request finished since the last poll, one after another from one
+    /// wake-up in the poll phase). Stop and shutdown requests are handled at once, as
+    /// `afterCallback` handles them; the handles' update is left to the check phase of this turn,
+    /// which comes before the loop can poll again and runs `afterCallback` once for the burst.
+    @inline(__always)
+    func endBurstIOCallback(_ outermost: Bool) {
+        guard outermost else { return }
+        if lifecycle.handlesClosed || lifecycle.isEnding {
+            afterCallback()
+        } else {
+            if lifecycle.takeStopRequest() { native.stop() }
+            if !check.isActive { check.start() }
+        }
+        isInCallback = false
+    }
+
     /// Runs `body` as the loop's own callbacks run theirs (see `runIOCallback`), without counting
     /// it as I/O: for the loop's reports about itself (a stall).
     func runAsCallback(_ body: () -> Void) {

@@ -15,7 +15,14 @@ final class FileSystemRequests {
     /// Requests are reused up to this many; a burst beyond it frees the extra ones as they finish.
     static let retained = 64
 
-    private weak var engine: LoopEngine?
+    /// The loop's engine, reached with no reference counting on the paths every request takes
+    /// (a weak reference cost a side-table load and a slow release per completion). Alive while
+    /// the pool is used: a request starts on the loop's thread of a live loop, and while requests
+    /// are in flight `engineInFlight` holds it, so a completion that releases the loop finds it.
+    /// A completion after the loop's handles are closed does not use it.
+    private unowned(unsafe) let engine: LoopEngine
+    /// Holds the engine while requests are in flight (with `keepAlive`).
+    private var engineInFlight: LoopEngine?
     private let lifecycle: LoopLifecycle
     /// What every request changes. In `HeapStorage`, not stored `var`s, so that a request pays no
     /// run-time exclusivity check; no access to it calls a completion or any other user code
@@ -96,22 +103,49 @@ final class FileSystemRequests {
     ) throws(LoopError) -> UInt64 {
         try lifecycle.admitHandle()
         let (request, ticket) = state.value.take(for: self)
-        request.begin(operation, path: path, ticket: ticket, completion: completion)
+        request.begin(operation, path: path, ticket: ticket)
+        request.completion = completion
         request.owner = owner
         request.tag = tag
+        try launch(request, start)
+        return ticket
+    }
+
+    /// Starts one request like ``start(_:path:completion:owner:tag:_:)``, which tells `client`
+    /// when it finishes instead of calling a completion. `client` must keep itself alive while
+    /// any of its requests is in flight (the request does not retain it).
+    @discardableResult
+    func start(
+        _ operation: StaticString, path: String, client: FileSystemRequestClient, tag: Int,
+        _ start: (FileSystemRequest) -> Int32
+    ) throws(LoopError) -> UInt64 {
+        try lifecycle.admitHandle()
+        let (request, ticket) = state.value.take(for: self)
+        request.begin(operation, path: path, ticket: ticket)
+        request.setClient(client)
+        request.tag = tag
+        try launch(request, start)
+        return ticket
+    }
+
+    /// Calls `start` (one of the request's starters) and records the request in flight, or
+    /// takes it back when libuv refuses it.
+    @inline(__always)
+    private func launch(_ request: FileSystemRequest, _ start: (FileSystemRequest) -> Int32) throws(LoopError) {
         let status = start(request)
         guard status == 0 else {
             request.completion = nil
             request.owner = nil
+            request.dropClient()
             request.cleanUp()
             state.value.recycle(request)
             throw request.error(code: status)
         }
         if state.value.add(request), keepAlive == nil {
             keepAlive = self
-            engine?.ioHandles.register(ObjectIdentifier(self), close: endAtLoopEnding)
+            engineInFlight = engine
+            engine.ioHandles.register(ObjectIdentifier(self), close: endAtLoopEnding)
         }
-        return ticket
     }
 
     /// Withdraws the request with `ticket` if it is still in flight and no pool thread has started
@@ -124,24 +158,31 @@ final class FileSystemRequests {
     }
 
     /// libuv is done with `request`: forget it, run its completion as a loop callback, recycle it.
+    /// Completions come in bursts (all the requests finished since the loop last polled): the
+    /// engine updates its handles once for the burst (`endBurstIOCallback`).
     func finish(_ request: FileSystemRequest) {
         state.value.remove(request)
-        let completion = request.completion
-        request.completion = nil
-        if let engine {
-            engine.runIOCallback { Self.complete(request, completion) }
+        if lifecycle.handlesClosed {
+            // The loop ended: no callback of the engine's runs any more.
+            Self.complete(request)
         } else {
-            Self.complete(request, completion)
+            let outermost = engine.beginIOCallback()
+            Self.complete(request)
+            engine.endBurstIOCallback(outermost)
         }
         request.cleanUp()
         if state.value.recycle(request), keepAlive != nil {
-            engine?.ioHandles.unregister(ObjectIdentifier(self))
+            engine.ioHandles.unregister(ObjectIdentifier(self))
+            engineInFlight = nil
             // Last: this may release the pool.
             keepAlive = nil
         }
     }
 
-    private static func complete(_ request: FileSystemRequest, _ completion: FileSystemCompletion?) {
+    private static func complete(_ request: FileSystemRequest) {
+        if request.tellClient() { return }
+        let completion = request.completion
+        request.completion = nil
         if let owner = request.owner {
             request.owner = nil
             owner.requestWillComplete(request)

@@ -23,6 +23,17 @@ final class FileSystemSteps: Sendable {
         ticket.store(try requests.start(operation, path: path, completion: completion, tag: tag, start), ordering: .relaxed)
     }
 
+    /// Starts one request of the operation that tells `client` when it finishes; see
+    /// `FileSystemRequests.start(_:path:client:tag:_:)`.
+    /// - Throws: like ``start(_:_:path:completion:tag:_:)``.
+    func start(
+        _ requests: FileSystemRequests, _ operation: StaticString, path: String, client: FileSystemRequestClient,
+        tag: Int, _ start: (FileSystemRequest) -> Int32
+    ) throws(LoopError) {
+        guard !cancelled.load(ordering: .relaxed) else { throw .cancelled }
+        ticket.store(try requests.start(operation, path: path, client: client, tag: tag, start), ordering: .relaxed)
+    }
+
     /// Stops the operation: withdraws its last request (if not started) and refuses the rest.
     func cancel(_ requests: FileSystemRequests) {
         cancelled.store(true, ordering: .relaxed)

@@ -69,29 +69,26 @@ extension LoopFileSystem {
 /// One ``LoopFileSystem/status(ofEach:concurrency:followingSymlinks:_:)``: up to `concurrency`
 /// requests in flight, the next one started by each completion. Loop thread only.
 ///
-/// Every request of the batch has the same completion, made once, which reads the request's
-/// status in place and finds the path's index in the request's `tag`: a stat makes no closure
-/// and writes its result once, into its slot of the results (libuv's copy of the path is the
-/// only allocation per stat). That completion keeps the batch alive (a
-/// cycle broken when it finishes, or when its first request cannot start).
-private final class StatusBatch {
+/// The batch is its requests' client (`FileSystemRequestClient`): a finished request tells it,
+/// and it reads the status in place and finds the path's index in the request's `tag`, so a stat
+/// makes no closure and writes its result once, into its slot of the results (libuv's copy of
+/// the path is the only allocation per stat). The batch keeps itself alive while requests are in
+/// flight (`keepAlive`, cleared when it finishes).
+private final class StatusBatch: FileSystemRequestClient {
     /// What each request changes. No access to it calls user code or starts a request. The
     /// paths taken per stat reach it through its mutating methods: reading a field through
     /// `HeapStorage.value` copies the whole state (a retain and a release per array).
     private struct State {
         var results: [Result<FileStatus, LoopError>]
-        /// Every request's completion, until the batch finishes.
-        var onStatus: FileSystemCompletion?
         var next = 0
         var running = 0
         /// What ended the batch early: a cancellation, the loop's ending.
         var failure: LoopError?
 
-        /// The index of the next path to stat and the requests' completion, if a request should
-        /// start.
-        mutating func nextRequest(of count: Int, width: Int) -> (index: Int, completion: FileSystemCompletion)? {
-            guard failure == nil, next < count, running < width, let onStatus else { return nil }
-            return (next, onStatus)
+        /// The index of the next path to stat, if a request should start.
+        mutating func nextRequest(of count: Int, width: Int) -> Int? {
+            guard failure == nil, next < count, running < width else { return nil }
+            return next
         }
 
         mutating func started() {
@@ -128,13 +125,6 @@ private final class StatusBatch {
             defer { results = [] }
             return .success(results)
         }
-
-        /// Takes the requests' completion out, breaking the cycle through it; the caller lets it
-        /// go after the access.
-        mutating func takeCompletion() -> FileSystemCompletion? {
-            defer { onStatus = nil }
-            return onStatus
-        }
     }
 
     private let paths: [String]
@@ -145,6 +135,8 @@ private final class StatusBatch {
     private var completion: ((Result<[Result<FileStatus, LoopError>], LoopError>) -> Void)?
     /// In `HeapStorage`, not stored `var`s, so that a stat pays no run-time exclusivity check.
     private let state: HeapStorage<State>
+    /// Set while requests are in flight: they do not retain the batch.
+    private var keepAlive: StatusBatch?
 
     init(
         _ paths: [String], concurrency: Int, followingSymlinks: Bool, requests: FileSystemRequests, steps: FileSystemSteps?,
@@ -157,7 +149,6 @@ private final class StatusBatch {
         self.steps = steps
         self.completion = completion
         state = HeapStorage(State(results: Self.placeholders(paths.count)))
-        state.value.onStatus = .request { [self] request in didStat(request) }
     }
 
     /// `count` results to be overwritten, one per path. Appended one by one: `Array(repeating:count:)`
@@ -172,21 +163,17 @@ private final class StatusBatch {
     /// Starts the first requests; throws when the first cannot start (the completion does not
     /// run then).
     func run() throws(LoopError) {
-        guard let (index, onStatus) = state.value.nextRequest(of: paths.count, width: width) else { return finish() }
-        do throws(LoopError) {
-            try start(index, onStatus)
-        } catch {
-            _ = state.value.takeCompletion()
-            throw error
-        }
+        guard let index = state.value.nextRequest(of: paths.count, width: width) else { return finish() }
+        try start(index)
+        keepAlive = self
         state.value.started()
         startMore()
     }
 
     private func startMore() {
-        while let (index, onStatus) = state.value.nextRequest(of: paths.count, width: width) {
+        while let index = state.value.nextRequest(of: paths.count, width: width) {
             do throws(LoopError) {
-                try start(index, onStatus)
+                try start(index)
             } catch {
                 state.value.fail(error)
                 break
@@ -197,21 +184,21 @@ private final class StatusBatch {
     }
 
     /// Starts the request for `paths[index]`.
-    private func start(_ index: Int, _ onStatus: FileSystemCompletion) throws(LoopError) {
+    private func start(_ index: Int) throws(LoopError) {
         let followingSymlinks = followingSymlinks
         let operation: StaticString = followingSymlinks ? "stat" : "lstat"
         if let steps {
-            try steps.start(requests, operation, path: paths[index], completion: onStatus, tag: index) {
+            try steps.start(requests, operation, path: paths[index], client: self, tag: index) {
                 $0.startStatus(followingSymlinks: followingSymlinks)
             }
         } else {
-            try requests.start(operation, path: paths[index], completion: onStatus, tag: index) {
+            try requests.start(operation, path: paths[index], client: self, tag: index) {
                 $0.startStatus(followingSymlinks: followingSymlinks)
             }
         }
     }
 
-    private func didStat(_ request: FileSystemRequest) {
+    override func requestDidFinish(_ request: FileSystemRequest) {
         state.value.finished(request)
         startMore()
     }
@@ -220,7 +207,8 @@ private final class StatusBatch {
         guard let completion else { return }
         self.completion = nil
         let outcome = state.value.takeOutcome()
-        _ = state.value.takeCompletion()
+        // The caller of `requestDidFinish` holds the batch for the call.
+        keepAlive = nil
         completion(outcome)
     }
 }

@@ -21,6 +21,10 @@ final class FileSystemRequest {
     var path: String = ""
     /// Called on the loop's thread when libuv is done with the request; cleared before it runs.
     var completion: FileSystemCompletion?
+    /// Told instead of a completion when libuv is done with the request (a batch's requests);
+    /// cleared before it is told. Unmanaged, not retained by the request: a client keeps itself
+    /// alive while any of its requests is in flight, and `tellClient` holds it for the call.
+    private var client: Unmanaged<FileSystemRequestClient>?
     /// Set when the loop's ending withdrew the request: the completion gets this refusal.
     var endedBy: LoopError?
     /// This use of the request, unique in its pool, so that a late cancel of an earlier use does
@@ -49,17 +53,33 @@ final class FileSystemRequest {
 
     var loopPointer: UnsafeMutablePointer<uv_loop_t> { pool.native.pointer }
 
-    /// Prepares the request for a new operation on `path`.
-    func begin(_ operation: StaticString, path: String, ticket: UInt64, completion: FileSystemCompletion) {
+    /// Prepares the request for a new operation on `path`; the caller then sets what it calls
+    /// when finished (`completion`, or `setClient`).
+    func begin(_ operation: StaticString, path: String, ticket: UInt64) {
         self.ticket = ticket
         self.operation = operation
         self.path = path
-        self.completion = completion
-        endedBy = nil
+        if endedBy != nil { endedBy = nil }
         // Unmanaged: the pool holds the request strongly while it is in flight, which covers
         // every callback libuv makes with this pointer.
         request.pointee.data = Unmanaged.passUnretained(self).toOpaque()
     }
+
+    /// Makes `client` the one told when the request finishes, for this use.
+    func setClient(_ client: FileSystemRequestClient) { self.client = .passUnretained(client) }
+
+    /// Tells the request's client, if it has one, that the request finished, and forgets it.
+    /// - Returns: whether the request had a client.
+    func tellClient() -> Bool {
+        guard let client else { return false }
+        self.client = nil
+        // Strong for the call: the client may let itself go when told its last request finished.
+        client.takeUnretainedValue().requestDidFinish(self)
+        return true
+    }
+
+    /// Forgets the client without telling it (the request did not start).
+    func dropClient() { client = nil }
 
     /// libuv's result: a count or descriptor when zero or more, a negative error code otherwise.
     var result: Int { request.pointee.result }
@@ -116,6 +136,15 @@ final class FileSystemRequest {
 /// finished, before the request's completion runs and while its result can still be read.
 protocol FileSystemRequestOwner: AnyObject {
     func requestWillComplete(_ request: FileSystemRequest)
+}
+
+/// What the requests of a batch that all finish the same way tell instead of a completion per
+/// request (see `FileSystemRequests.start(_:path:client:tag:_:)`): the request is set up with no
+/// closure and no enum to copy in and out. A subclass overrides `requestDidFinish`.
+class FileSystemRequestClient {
+    /// Called on the loop's thread when `request` finished, while its result can still be read;
+    /// the request's `tag` says which of the client's requests it is.
+    func requestDidFinish(_ request: FileSystemRequest) {}
 }
 
 /// What a finished request calls, stored without wrapping so that a call from the loop's thread
