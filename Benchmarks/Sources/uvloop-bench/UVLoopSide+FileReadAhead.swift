@@ -94,7 +94,7 @@ extension UVLoopSide {
                 try loop.invoke {
                     try loop.fileSystem.status(ofEach: paths, concurrency: concurrency) { results in
                         switch results {
-                        case .success(let each): outcome.finish(.success(each.count(where: Self.isSuccess)))
+                        case .success(let each): outcome.finish(.success(Self.found(each)))
                         case .failure(let error): outcome.finish(.failure(error))
                         }
                     }
@@ -119,7 +119,7 @@ extension UVLoopSide {
             let paths = (0..<n).map { "\(fixture.statDirectory)/\($0)" }
             return Session(run: {
                 let (ns, found) = try runBenchTask { () async throws -> Int in
-                    try await loop.fileSystem.status(ofEach: paths).count(where: Self.isSuccess)
+                    Self.found(try await loop.fileSystem.status(ofEach: paths))
                 }
                 guard found == n else { throw BenchError.failed("uvloop_async stat \(found) of \(n) files") }
                 return Sample(value: ns / Double(n), ops: n)
@@ -130,11 +130,16 @@ extension UVLoopSide {
         }
     }
 
-    /// Whether a stat found its file, without copying the status out (the C peer checks
+    /// How many stats found their file, without copying a status out (the C peer checks
     /// `req->result < 0`): `(try? $0.get()) != nil` took about 340 instructions per stat on the
-    /// loop's thread, inside the timed run.
-    private static func isSuccess(_ result: Result<FileStatus, LoopError>) -> Bool {
-        if case .success = result { return true }
-        return false
+    /// loop's thread, inside the timed run, and `count(where:)` with a pattern match about 170
+    /// (each element copied out of the array for the closure, then destroyed); matching each
+    /// element in place reads only its case.
+    private static func found(_ results: [Result<FileStatus, LoopError>]) -> Int {
+        var found = 0
+        for index in results.indices {
+            if case .success = results[index] { found += 1 }
+        }
+        return found
     }
 }

@@ -15,12 +15,10 @@ final class FileSystemRequests {
     /// Requests are reused up to this many; a burst beyond it frees the extra ones as they finish.
     static let retained = 64
 
-    /// The loop's engine, reached with no reference counting on the paths every request takes
-    /// (a weak reference cost a side-table load and a slow release per completion). Alive while
-    /// the pool is used: a request starts on the loop's thread of a live loop, and while requests
-    /// are in flight `engineInFlight` holds it, so a completion that releases the loop finds it.
-    /// A completion after the loop's handles are closed does not use it.
-    private unowned(unsafe) let engine: LoopEngine
+    /// The loop's engine, reached with no reference counting (see `UnretainedEngine` for why it
+    /// is alive): while requests are in flight `engineInFlight` holds it, so that a completion
+    /// that releases the loop still finds it.
+    private let engine: UnretainedEngine
     /// Holds the engine while requests are in flight (with `keepAlive`).
     private var engineInFlight: LoopEngine?
     private let lifecycle: LoopLifecycle
@@ -46,28 +44,33 @@ final class FileSystemRequests {
         }
 
         /// Adds `request` to the requests in flight; returns whether it is the only one.
-        mutating func add(_ request: FileSystemRequest) -> Bool {
+        mutating func add(_ request: consuming FileSystemRequest) -> Bool {
             request.inFlightIndex = inFlight.count
             inFlight.append(request)
             return inFlight.count == 1
         }
 
         /// Removes `request` from the requests in flight (the last one takes its place).
-        mutating func remove(_ request: FileSystemRequest) {
+        /// - Returns: the list's reference to the request.
+        mutating func remove(_ request: FileSystemRequest) -> FileSystemRequest {
             let index = request.inFlightIndex
-            let last = inFlight.removeLast()
-            if last !== request {
-                inFlight[index] = last
-                last.inFlightIndex = index
-            }
             request.inFlightIndex = -1
+            var removed = inFlight.removeLast()
+            if removed !== request {
+                // Exchanged in place: no reference counting (`swapAt` retained and released both).
+                removed.inFlightIndex = index
+                swap(&inFlight[index], &removed)
+            }
+            return removed
         }
 
-        /// Keeps `request` for reuse, up to `retained`; returns whether no request is in flight.
+        /// Keeps `request` for reuse, up to `retained`.
+        /// - Returns: whether no request is in flight, and the request when it was not kept.
         @discardableResult
-        mutating func recycle(_ request: FileSystemRequest) -> Bool {
-            if free.count < FileSystemRequests.retained { free.append(request) }
-            return inFlight.isEmpty
+        mutating func recycle(_ request: consuming FileSystemRequest) -> (idle: Bool, dropped: FileSystemRequest?) {
+            guard free.count < FileSystemRequests.retained else { return (inFlight.isEmpty, request) }
+            free.append(request)
+            return (inFlight.isEmpty, nil)
         }
     }
 
@@ -75,7 +78,7 @@ final class FileSystemRequests {
     var lastTicket: UInt64 { state.value.lastTicket }
 
     init(engine: LoopEngine) {
-        self.engine = engine
+        self.engine = UnretainedEngine(engine)
         native = engine.native
         lifecycle = engine.lifecycle
     }
@@ -88,6 +91,9 @@ final class FileSystemRequests {
 
     /// The number of requests whose completion has not run yet.
     var inFlightCount: Int { state.value.inFlight.count }
+
+    /// The number of requests kept for reuse.
+    var freeCount: Int { state.value.free.count }
 
     /// Starts one request: takes a request from the pool, prepares it for `operation` on `path`,
     /// and calls `start` (one of the request's starters). `owner`, if given, is told when the
@@ -131,20 +137,21 @@ final class FileSystemRequests {
     /// Calls `start` (one of the request's starters) and records the request in flight, or
     /// takes it back when libuv refuses it.
     @inline(__always)
-    private func launch(_ request: FileSystemRequest, _ start: (FileSystemRequest) -> Int32) throws(LoopError) {
+    private func launch(_ request: consuming FileSystemRequest, _ start: (FileSystemRequest) -> Int32) throws(LoopError) {
         let status = start(request)
         guard status == 0 else {
             request.completion = nil
             request.owner = nil
             request.dropClient()
             request.cleanUp()
+            let error = request.error(code: status)
             state.value.recycle(request)
-            throw request.error(code: status)
+            throw error
         }
         if state.value.add(request), keepAlive == nil {
             keepAlive = self
-            engineInFlight = engine
-            engine.ioHandles.register(ObjectIdentifier(self), close: endAtLoopEnding)
+            engineInFlight = engine.retained
+            engine.with { $0.ioHandles.register(ObjectIdentifier(self), close: endAtLoopEnding) }
         }
     }
 
@@ -160,23 +167,36 @@ final class FileSystemRequests {
     /// libuv is done with `request`: forget it, run its completion as a loop callback, recycle it.
     /// Completions come in bursts (all the requests finished since the loop last polled): the
     /// engine updates its handles once for the burst (`endBurstIOCallback`).
-    func finish(_ request: FileSystemRequest) {
-        state.value.remove(request)
+    /// - Returns: what the pool let go of (see `Released`), for the caller to release once this
+    ///   call has returned.
+    func finish(_ request: FileSystemRequest) -> Released {
+        // The in-flight list's reference, kept until the request is recycled.
+        let held = state.value.remove(request)
         if lifecycle.handlesClosed {
             // The loop ended: no callback of the engine's runs any more.
-            Self.complete(request)
+            Self.complete(held)
         } else {
-            let outermost = engine.beginIOCallback()
-            Self.complete(request)
-            engine.endBurstIOCallback(outermost)
+            engine.with { engine in
+                let outermost = engine.beginIOCallback()
+                Self.complete(held)
+                engine.endBurstIOCallback(outermost)
+            }
         }
-        request.cleanUp()
-        if state.value.recycle(request), keepAlive != nil {
-            engine.ioHandles.unregister(ObjectIdentifier(self))
-            engineInFlight = nil
-            // Last: this may release the pool.
-            keepAlive = nil
-        }
+        held.cleanUp()
+        let (idle, dropped) = state.value.recycle(held)
+        guard idle, keepAlive != nil else { return Released(pool: nil, request: dropped) }
+        engine.with { $0.ioHandles.unregister(ObjectIdentifier(self)) }
+        engineInFlight = nil
+        defer { keepAlive = nil }
+        return Released(pool: keepAlive, request: dropped)
+    }
+
+    /// What `finish` let go of: the pool's hold on itself (its last request in flight finished)
+    /// and the request when the pool keeps no more. The callback that called `finish` holds
+    /// neither the pool nor the request, and releases these only once `finish` has returned.
+    struct Released {
+        let pool: FileSystemRequests?
+        let request: FileSystemRequest?
     }
 
     private static func complete(_ request: FileSystemRequest) {

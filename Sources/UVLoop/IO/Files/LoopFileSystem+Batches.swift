@@ -100,8 +100,8 @@ private final class StatusBatch: FileSystemRequestClient {
         mutating func finished(_ request: FileSystemRequest) {
             running -= 1
             if request.endedBy == nil, request.result >= 0 {
-                // The common case, made in the results' own slot.
-                results[request.tag] = .success(request.status)
+                // The common case, made in the results' own slot, over its placeholder.
+                request.storeStatus(in: &results, at: request.tag)
                 return
             }
             let result = request.statusResult
@@ -151,8 +151,10 @@ private final class StatusBatch: FileSystemRequestClient {
         state = HeapStorage(State(results: Self.placeholders(paths.count)))
     }
 
-    /// `count` results to be overwritten, one per path. Appended one by one: `Array(repeating:count:)`
-    /// copies the repeated result through its value witness for every path.
+    /// `count` results to be overwritten, one per path: placeholders that own nothing, which a
+    /// status is written over without destroying them (`FileSystemRequest.storeStatus`).
+    /// Appended one by one: `Array(repeating:count:)` copies the repeated result through its
+    /// value witness for every path.
     private static func placeholders(_ count: Int) -> [Result<FileStatus, LoopError>] {
         var results: [Result<FileStatus, LoopError>] = []
         results.reserveCapacity(count)

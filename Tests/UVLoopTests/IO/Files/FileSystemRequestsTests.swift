@@ -48,6 +48,21 @@ final class FileSystemRequestsTests: XCTestCase {
         XCTAssertEqual(statuses, 2)
     }
 
+    func testABurstBeyondTheRequestsKeptFreesTheRestAsTheyFinish() throws {
+        let loop = try Loop()
+        defer { loop.shutdown() }
+        let requests = loop.engine.fileSystemRequests
+        let count = FileSystemRequests.retained + 36
+        let paths = (0..<count).map { scratch.file("b\($0)", "x") }
+        var results: Result<[Result<FileStatus, LoopError>], LoopError>?
+        try loop.fileSystem.status(ofEach: paths, concurrency: count) { results = $0 }
+        XCTAssertEqual(requests.inFlightCount, count)
+        loop.turn(until: { results != nil })
+        XCTAssertEqual(try results?.get().count(where: { (try? $0.get().size) == 1 }), count)
+        XCTAssertEqual(requests.inFlightCount, 0)
+        XCTAssertEqual(requests.freeCount, FileSystemRequests.retained)
+    }
+
     func testACompletionMayReleaseItsAttachedLoop() throws {
         for batch in [false, true] {
             let native = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)

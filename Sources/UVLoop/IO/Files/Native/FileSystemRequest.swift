@@ -38,20 +38,20 @@ final class FileSystemRequest {
     /// Told when the request finishes, before its completion runs (an open file counting its
     /// operations in flight, a buffer lent to a read); cleared then. Kept alive meanwhile.
     var owner: (any FileSystemRequestOwner)?
-    /// `unowned(unsafe)`: the pool outlives every use of it here. A request is used only while
-    /// its pool holds it (in flight, which keeps the pool alive, or in the pool's free list), and
-    /// a checked `unowned` would pay a retain and a release of the pool per use.
-    unowned(unsafe) let pool: FileSystemRequests
+    /// Unmanaged: the pool outlives every use of it here. A request is used only while its pool
+    /// holds it (in flight, which keeps the pool alive, or in the pool's free list), and a
+    /// reference, even `unowned`, would pay a retain and a release of the pool per use.
+    private let poolReference: Unmanaged<FileSystemRequests>
 
     init(pool: FileSystemRequests) {
-        self.pool = pool
+        poolReference = .passUnretained(pool)
         request = .allocate(capacity: 1)
         UnsafeMutableRawPointer(request).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<uv_fs_t>.size)
     }
 
     deinit { request.deallocate() }
 
-    var loopPointer: UnsafeMutablePointer<uv_loop_t> { pool.native.pointer }
+    var loopPointer: UnsafeMutablePointer<uv_loop_t> { poolReference._withUnsafeGuaranteedRef { $0.native.pointer } }
 
     /// Prepares the request for a new operation on `path`; the caller then sets what it calls
     /// when finished (`completion`, or `setClient`).
@@ -110,10 +110,15 @@ final class FileSystemRequest {
         return uv_cancel(UnsafeMutableRawPointer(request).assumingMemoryBound(to: uv_req_t.self)) == 0
     }
 
-    /// The callback every starter passes to libuv.
+    /// The callback every starter passes to libuv. Neither the request nor its pool is retained
+    /// for the call: the pool holds the request (its in-flight list, then its free list or the
+    /// pool's own `finish`) and holds itself while requests are in flight; `finish` hands that
+    /// hold back, to be let go only once the pool's call has returned.
     static let callback: uv_fs_cb = { request in
-        let owner = Unmanaged<FileSystemRequest>.fromOpaque(request!.pointee.data!).takeUnretainedValue()
-        owner.pool.finish(owner)
+        let released = Unmanaged<FileSystemRequest>.fromOpaque(request!.pointee.data!)._withUnsafeGuaranteedRef { owner in
+            owner.poolReference._withUnsafeGuaranteedRef { $0.finish(owner) }
+        }
+        withExtendedLifetime(released) {}
     }
 
     /// Frees what libuv allocated for the result (a path, a directory listing); the request can
@@ -122,6 +127,18 @@ final class FileSystemRequest {
 
     /// The status libuv read (`stat`, `lstat`, `fstat`).
     var status: FileStatus { FileStatus(stat: &request.pointee.statbuf) }
+
+    /// Writes the status libuv read into `results[index]` as a success, in place. The slot must
+    /// hold a placeholder that owns nothing (`.failure(.cancelled)`): it is overwritten without
+    /// being destroyed, which spares a destroy through `Result`'s value witness and a copy of the
+    /// status per path (a batch's result for each path it stats).
+    func storeStatus(in results: inout [Result<FileStatus, LoopError>], at index: Int) {
+        results.withUnsafeMutableBufferPointer { buffer in
+            precondition(index >= 0 && index < buffer.count, "result index out of range")
+            assert({ if case .failure(.cancelled) = buffer[index] { return true } else { return false } }())
+            (buffer.baseAddress! + index).initialize(to: .success(FileStatus(stat: &request.pointee.statbuf)))
+        }
+    }
 
     /// The path libuv produced (`readlink`, `realpath`, `mkdtemp`), or nil.
     var resultPath: String? {
