@@ -113,13 +113,16 @@ final class FileSystemRequests {
         request.completion = completion
         request.owner = owner
         request.tag = tag
-        try launch(request, start)
+        try launch(request, naming: path, start)
         return ticket
     }
 
     /// Starts one request like ``start(_:path:completion:owner:tag:_:)``, which tells `client`
     /// when it finishes instead of calling a completion. `client` must keep itself alive while
-    /// any of its requests is in flight (the request does not retain it).
+    /// any of its requests is in flight (the request does not retain it). The request does not
+    /// keep `path` either (its `path` is empty for this use, a retain and a release less per
+    /// request): `start` passes it to libuv itself, and the client names it in its errors,
+    /// finding it by the request's `tag`; only a refusal at once is named here.
     @discardableResult
     func start(
         _ operation: StaticString, path: String, client: FileSystemRequestClient, tag: Int,
@@ -127,23 +130,26 @@ final class FileSystemRequests {
     ) throws(LoopError) -> UInt64 {
         try lifecycle.admitHandle()
         let (request, ticket) = state.value.take(for: self)
-        request.begin(operation, path: path, ticket: ticket)
+        request.begin(operation, path: "", ticket: ticket)
         request.setClient(client)
         request.tag = tag
-        try launch(request, start)
+        try launch(request, naming: path, start)
         return ticket
     }
 
     /// Calls `start` (one of the request's starters) and records the request in flight, or
-    /// takes it back when libuv refuses it.
+    /// takes it back when libuv refuses it, with an error that names `path`.
     @inline(__always)
-    private func launch(_ request: consuming FileSystemRequest, _ start: (FileSystemRequest) -> Int32) throws(LoopError) {
+    private func launch(
+        _ request: consuming FileSystemRequest, naming path: String, _ start: (FileSystemRequest) -> Int32
+    ) throws(LoopError) {
         let status = start(request)
         guard status == 0 else {
             request.completion = nil
             request.owner = nil
             request.dropClient()
             request.cleanUp()
+            request.path = path
             let error = request.error(code: status)
             state.value.recycle(request)
             throw error
@@ -167,9 +173,9 @@ final class FileSystemRequests {
     /// libuv is done with `request`: forget it, run its completion as a loop callback, recycle it.
     /// Completions come in bursts (all the requests finished since the loop last polled): the
     /// engine updates its handles once for the burst (`endBurstIOCallback`).
-    /// - Returns: what the pool let go of (see `Released`), for the caller to release once this
-    ///   call has returned.
-    func finish(_ request: FileSystemRequest) -> Released {
+    /// - Returns: what the pool let go of (see `Released`), if anything, for the caller to
+    ///   release once this call has returned.
+    func finish(_ request: FileSystemRequest) -> Released? {
         // The in-flight list's reference, kept until the request is recycled.
         let held = state.value.remove(request)
         if lifecycle.handlesClosed {
@@ -184,7 +190,7 @@ final class FileSystemRequests {
         }
         held.cleanUp()
         let (idle, dropped) = state.value.recycle(held)
-        guard idle, keepAlive != nil else { return Released(pool: nil, request: dropped) }
+        guard idle, keepAlive != nil else { return dropped.map { Released(pool: nil, request: $0) } }
         engine.with { $0.ioHandles.unregister(ObjectIdentifier(self)) }
         engineInFlight = nil
         defer { keepAlive = nil }

@@ -96,8 +96,9 @@ private final class StatusBatch: FileSystemRequestClient {
             running += 1
         }
 
-        /// Records what `request` found for its path.
-        mutating func finished(_ request: FileSystemRequest) {
+        /// Records what `request` found for its path, `paths[request.tag]` (which the request
+        /// does not keep: its errors are named here).
+        mutating func finished(_ request: FileSystemRequest, paths: [String]) {
             running -= 1
             if request.endedBy == nil, request.result >= 0 {
                 // The common case, made in the results' own slot, over its placeholder.
@@ -106,7 +107,9 @@ private final class StatusBatch: FileSystemRequestClient {
             }
             let result = request.statusResult
             switch result {
-            case .failure(.fileSystem), .success: results[request.tag] = result
+            case .success: results[request.tag] = result
+            case .failure(.fileSystem(let operation, _, let code)):
+                results[request.tag] = .failure(.fileSystem(operation: operation, path: paths[request.tag], code: code))
             case .failure(let error):
                 // Not the path's own failure: a cancellation, the loop's ending.
                 if failure == nil { failure = error }
@@ -189,19 +192,20 @@ private final class StatusBatch: FileSystemRequestClient {
     private func start(_ index: Int) throws(LoopError) {
         let followingSymlinks = followingSymlinks
         let operation: StaticString = followingSymlinks ? "stat" : "lstat"
+        let path = paths[index]
         if let steps {
-            try steps.start(requests, operation, path: paths[index], client: self, tag: index) {
-                $0.startStatus(followingSymlinks: followingSymlinks)
+            try steps.start(requests, operation, path: path, client: self, tag: index) {
+                $0.startStatus(of: path, followingSymlinks: followingSymlinks)
             }
         } else {
-            try requests.start(operation, path: paths[index], client: self, tag: index) {
-                $0.startStatus(followingSymlinks: followingSymlinks)
+            try requests.start(operation, path: path, client: self, tag: index) {
+                $0.startStatus(of: path, followingSymlinks: followingSymlinks)
             }
         }
     }
 
     override func requestDidFinish(_ request: FileSystemRequest) {
-        state.value.finished(request)
+        state.value.finished(request, paths: paths)
         startMore()
     }
 

@@ -17,7 +17,8 @@ final class FileSystemRequest {
     let request: UnsafeMutablePointer<uv_fs_t>
     /// What the request is for, named in its errors: `"open"`, `"stat"`, ….
     var operation: StaticString = ""
-    /// The path the operation works on, named in its errors (empty for one on a descriptor).
+    /// The path the operation works on, named in its errors (empty for one on a descriptor, and
+    /// for a batch's request, whose client names the path).
     var path: String = ""
     /// Called on the loop's thread when libuv is done with the request; cleared before it runs.
     var completion: FileSystemCompletion?
