@@ -113,7 +113,7 @@ final class FileSystemRequests {
         request.completion = completion
         request.owner = owner
         request.tag = tag
-        try launch(request, naming: path, start)
+        try settle(request, status: start(request), naming: path)
         return ticket
     }
 
@@ -123,27 +123,25 @@ final class FileSystemRequests {
     /// keep `path` either (its `path` is empty for this use, a retain and a release less per
     /// request): `start` passes it to libuv itself, and the client names it in its errors,
     /// finding it by the request's `tag`; only a refusal at once is named here.
-    @discardableResult
+    /// `start` gets the request and `path`.
+    @discardableResult @inline(__always)
     func start(
         _ operation: StaticString, path: String, client: FileSystemRequestClient, tag: Int,
-        _ start: (FileSystemRequest) -> Int32
+        _ start: (FileSystemRequest, String) -> Int32
     ) throws(LoopError) -> UInt64 {
         try lifecycle.admitHandle()
         let (request, ticket) = state.value.take(for: self)
         request.begin(operation, path: "", ticket: ticket)
         request.setClient(client)
         request.tag = tag
-        try launch(request, naming: path, start)
+        try settle(request, status: start(request, path), naming: path)
         return ticket
     }
 
-    /// Calls `start` (one of the request's starters) and records the request in flight, or
-    /// takes it back when libuv refuses it, with an error that names `path`.
+    /// Records `request` in flight once one of its starters returned `status`, or takes it back
+    /// when libuv refused it, with an error that names `path`.
     @inline(__always)
-    private func launch(
-        _ request: consuming FileSystemRequest, naming path: String, _ start: (FileSystemRequest) -> Int32
-    ) throws(LoopError) {
-        let status = start(request)
+    private func settle(_ request: consuming FileSystemRequest, status: Int32, naming path: String) throws(LoopError) {
         guard status == 0 else {
             request.completion = nil
             request.owner = nil
@@ -182,11 +180,9 @@ final class FileSystemRequests {
             // The loop ended: no callback of the engine's runs any more.
             Self.complete(held)
         } else {
-            engine.with { engine in
-                let outermost = engine.beginIOCallback()
-                Self.complete(held)
-                engine.endBurstIOCallback(outermost)
-            }
+            let outermost = engine.beginIOCallback()
+            Self.complete(held)
+            engine.endBurstIOCallback(outermost)
         }
         held.cleanUp()
         let (idle, dropped) = state.value.recycle(held)

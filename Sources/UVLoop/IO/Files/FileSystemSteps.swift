@@ -28,7 +28,7 @@ final class FileSystemSteps: Sendable {
     /// - Throws: like ``start(_:_:path:completion:tag:_:)``.
     func start(
         _ requests: FileSystemRequests, _ operation: StaticString, path: String, client: FileSystemRequestClient,
-        tag: Int, _ start: (FileSystemRequest) -> Int32
+        tag: Int, _ start: (FileSystemRequest, String) -> Int32
     ) throws(LoopError) {
         guard !cancelled.load(ordering: .relaxed) else { throw .cancelled }
         ticket.store(try requests.start(operation, path: path, client: client, tag: tag, start), ordering: .relaxed)

@@ -83,11 +83,15 @@ private final class StatusBatch: FileSystemRequestClient {
         var next = 0
         var running = 0
         /// What ended the batch early: a cancellation, the loop's ending.
-        var failure: LoopError?
+        var failure: LoopError? {
+            didSet { failed = failure != nil }
+        }
+        /// Whether `failure` is set, read per request without copying the optional error out.
+        var failed = false
 
         /// The index of the next path to stat, if a request should start.
         mutating func nextRequest(of count: Int, width: Int) -> Int? {
-            guard failure == nil, next < count, running < width else { return nil }
+            guard !failed, next < count, running < width else { return nil }
             return next
         }
 
@@ -100,7 +104,7 @@ private final class StatusBatch: FileSystemRequestClient {
         /// does not keep: its errors are named here).
         mutating func finished(_ request: FileSystemRequest, paths: [String]) {
             running -= 1
-            if request.endedBy == nil, request.result >= 0 {
+            if !request.wasEnded, request.result >= 0 {
                 // The common case, made in the results' own slot, over its placeholder.
                 request.storeStatus(in: &results, at: request.tag)
                 return
@@ -112,7 +116,7 @@ private final class StatusBatch: FileSystemRequestClient {
                 results[request.tag] = .failure(.fileSystem(operation: operation, path: paths[request.tag], code: code))
             case .failure(let error):
                 // Not the path's own failure: a cancellation, the loop's ending.
-                if failure == nil { failure = error }
+                if !failed { failure = error }
             }
         }
 
@@ -192,14 +196,13 @@ private final class StatusBatch: FileSystemRequestClient {
     private func start(_ index: Int) throws(LoopError) {
         let followingSymlinks = followingSymlinks
         let operation: StaticString = followingSymlinks ? "stat" : "lstat"
-        let path = paths[index]
         if let steps {
-            try steps.start(requests, operation, path: path, client: self, tag: index) {
-                $0.startStatus(of: path, followingSymlinks: followingSymlinks)
+            try steps.start(requests, operation, path: paths[index], client: self, tag: index) {
+                $0.startStatus(of: $1, followingSymlinks: followingSymlinks)
             }
         } else {
-            try requests.start(operation, path: path, client: self, tag: index) {
-                $0.startStatus(of: path, followingSymlinks: followingSymlinks)
+            try requests.start(operation, path: paths[index], client: self, tag: index) {
+                $0.startStatus(of: $1, followingSymlinks: followingSymlinks)
             }
         }
     }

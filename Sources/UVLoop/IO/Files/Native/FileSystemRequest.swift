@@ -27,7 +27,12 @@ final class FileSystemRequest {
     /// alive while any of its requests is in flight, and `tellClient` holds it for the call.
     private var client: Unmanaged<FileSystemRequestClient>?
     /// Set when the loop's ending withdrew the request: the completion gets this refusal.
-    var endedBy: LoopError?
+    var endedBy: LoopError? {
+        didSet { wasEnded = endedBy != nil }
+    }
+    /// Whether `endedBy` is set: a flag for the paths taken per request, where reading the
+    /// optional error copies it out (an outlined copy and destroy) only to compare it with nil.
+    private(set) var wasEnded = false
     /// This use of the request, unique in its pool, so that a late cancel of an earlier use does
     /// nothing (see `FileSystemRequests.cancel(ticket:)`).
     private(set) var ticket: UInt64 = 0
@@ -60,7 +65,7 @@ final class FileSystemRequest {
         self.ticket = ticket
         self.operation = operation
         self.path = path
-        if endedBy != nil { endedBy = nil }
+        if wasEnded { endedBy = nil }
         // Unmanaged: the pool holds the request strongly while it is in flight, which covers
         // every callback libuv makes with this pointer.
         request.pointee.data = Unmanaged.passUnretained(self).toOpaque()

@@ -15,6 +15,14 @@ struct UnretainedEngine {
     @inline(__always)
     func with<Result>(_ body: (LoopEngine) -> Result) -> Result { reference._withUnsafeGuaranteedRef(body) }
 
+    /// `LoopEngine.beginIOCallback`, with no closure around the caller's work.
+    @inline(__always)
+    func beginIOCallback() -> Bool { reference._withUnsafeGuaranteedRef { $0.beginIOCallback() } }
+
+    /// `LoopEngine.endBurstIOCallback`.
+    @inline(__always)
+    func endBurstIOCallback(_ outermost: Bool) { reference._withUnsafeGuaranteedRef { $0.endBurstIOCallback(outermost) } }
+
     /// The engine, retained by the caller: to keep it alive while requests are in flight.
     var retained: LoopEngine { reference.takeUnretainedValue() }
 }
