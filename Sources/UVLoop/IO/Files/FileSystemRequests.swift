@@ -185,7 +185,7 @@ final class FileSystemRequests {
             engine.endBurstIOCallback(outermost)
         }
         held.cleanUp()
-        let (idle, dropped) = state.value.recycle(held)
+        let (idle, dropped) = state.value.recycle(consume held)
         guard idle, keepAlive != nil else { return dropped.map { Released(pool: nil, request: $0) } }
         engine.with { $0.ioHandles.unregister(ObjectIdentifier(self)) }
         engineInFlight = nil
