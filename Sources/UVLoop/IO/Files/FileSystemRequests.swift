@@ -40,7 +40,7 @@ final class FileSystemRequests {
         /// A request from the pool, or a new one, with the next ticket.
         mutating func take(for pool: FileSystemRequests) -> (FileSystemRequest, UInt64) {
             lastTicket += 1
-            return (free.popLast() ?? FileSystemRequest(pool: pool), lastTicket)
+            return (free.isEmpty ? FileSystemRequest(pool: pool) : free.removeLast(), lastTicket)
         }
 
         /// Adds `request` to the requests in flight; returns whether it is the only one.
@@ -176,33 +176,41 @@ final class FileSystemRequests {
     func finish(_ request: FileSystemRequest) -> Released? {
         // The in-flight list's reference, kept until the request is recycled.
         let held = state.value.remove(request)
+        let client: FileSystemRequestClient?
         if lifecycle.handlesClosed {
             // The loop ended: no callback of the engine's runs any more.
-            Self.complete(held)
+            client = Self.complete(held)
         } else {
             let outermost = engine.beginIOCallback()
-            Self.complete(held)
+            client = Self.complete(held)
             engine.endBurstIOCallback(outermost)
         }
         held.cleanUp()
         let (idle, dropped) = state.value.recycle(consume held)
-        guard idle, keepAlive != nil else { return dropped.map { Released(pool: nil, request: $0) } }
+        guard idle, keepAlive != nil else {
+            return dropped == nil && client == nil ? nil : Released(pool: nil, request: dropped, client: client)
+        }
         engine.with { $0.ioHandles.unregister(ObjectIdentifier(self)) }
         engineInFlight = nil
         defer { keepAlive = nil }
-        return Released(pool: keepAlive, request: dropped)
+        return Released(pool: keepAlive, request: dropped, client: client)
     }
 
-    /// What `finish` let go of: the pool's hold on itself (its last request in flight finished)
-    /// and the request when the pool keeps no more. The callback that called `finish` holds
-    /// neither the pool nor the request, and releases these only once `finish` has returned.
+    /// What `finish` let go of: the pool's hold on itself (its last request in flight finished),
+    /// the request when the pool keeps no more, and a client's hold on itself (see
+    /// `FileSystemRequestClient.requestDidFinish`). The callback that called `finish` holds none
+    /// of them, and releases these only once `finish` has returned.
     struct Released {
         let pool: FileSystemRequests?
         let request: FileSystemRequest?
+        let client: FileSystemRequestClient?
     }
 
-    private static func complete(_ request: FileSystemRequest) {
-        if request.tellClient() { return }
+    /// Runs the request's completion, or tells its client.
+    /// - Returns: the client's hold on itself if it let go of it.
+    private static func complete(_ request: FileSystemRequest) -> FileSystemRequestClient? {
+        let (told, released) = request.tellClient()
+        if told { return released }
         let completion = request.completion
         request.completion = nil
         if let owner = request.owner {
@@ -215,6 +223,7 @@ final class FileSystemRequests {
         case .request(let body): body(request)
         case nil: break
         }
+        return nil
     }
 
     /// The loop is ending: withdraw every request in flight; their completions get `reason`.

@@ -172,14 +172,20 @@ private final class StatusBatch: FileSystemRequestClient {
     /// Starts the first requests; throws when the first cannot start (the completion does not
     /// run then).
     func run() throws(LoopError) {
-        guard let index = state.value.nextRequest(of: paths.count, width: width) else { return finish() }
+        // The caller holds the batch: what `finish` and `startMore` hand back can go here.
+        guard let index = state.value.nextRequest(of: paths.count, width: width) else {
+            _ = finish()
+            return
+        }
         try start(index)
         keepAlive = self
         state.value.started()
-        startMore()
+        _ = startMore()
     }
 
-    private func startMore() {
+    /// Starts requests up to the width; finishes the batch when none is in flight.
+    /// - Returns: the batch's hold on itself when it finished (see `finish`).
+    private func startMore() -> StatusBatch? {
         while let index = state.value.nextRequest(of: paths.count, width: width) {
             do throws(LoopError) {
                 try start(index)
@@ -189,7 +195,7 @@ private final class StatusBatch: FileSystemRequestClient {
             }
             state.value.started()
         }
-        if state.value.isIdle() { finish() }
+        return state.value.isIdle() ? finish() : nil
     }
 
     /// Starts the request for `paths[index]`.
@@ -207,17 +213,21 @@ private final class StatusBatch: FileSystemRequestClient {
         }
     }
 
-    override func requestDidFinish(_ request: FileSystemRequest) {
+    override func requestDidFinish(_ request: FileSystemRequest) -> FileSystemRequestClient? {
         state.value.finished(request, paths: paths)
-        startMore()
+        return startMore()
     }
 
-    private func finish() {
-        guard let completion else { return }
+    /// Calls the completion once.
+    /// - Returns: the batch's hold on itself, taken out, for the caller to release once the
+    ///   batch's own calls have returned (the request that told the batch does not retain it).
+    private func finish() -> StatusBatch? {
+        guard let completion else { return nil }
         self.completion = nil
         let outcome = state.value.takeOutcome()
-        // The caller of `requestDidFinish` holds the batch for the call.
+        let hold = keepAlive
         keepAlive = nil
         completion(outcome)
+        return hold
     }
 }

@@ -24,7 +24,8 @@ final class FileSystemRequest {
     var completion: FileSystemCompletion?
     /// Told instead of a completion when libuv is done with the request (a batch's requests);
     /// cleared before it is told. Unmanaged, not retained by the request: a client keeps itself
-    /// alive while any of its requests is in flight, and `tellClient` holds it for the call.
+    /// alive while any of its requests is in flight, and hands its hold back from
+    /// `requestDidFinish` when it lets go of itself.
     private var client: Unmanaged<FileSystemRequestClient>?
     /// Set when the loop's ending withdrew the request: the completion gets this refusal.
     var endedBy: LoopError? {
@@ -75,13 +76,14 @@ final class FileSystemRequest {
     func setClient(_ client: FileSystemRequestClient) { self.client = .passUnretained(client) }
 
     /// Tells the request's client, if it has one, that the request finished, and forgets it.
-    /// - Returns: whether the request had a client.
-    func tellClient() -> Bool {
-        guard let client else { return false }
+    /// The client is not retained for the call: it holds itself while its requests are in
+    /// flight, and when it lets go of itself it returns that hold instead of dropping it.
+    /// - Returns: whether the request had a client, and the client's hold on itself if it let go
+    ///   of it, for the caller to release once this call has returned.
+    func tellClient() -> (told: Bool, released: FileSystemRequestClient?) {
+        guard let client else { return (false, nil) }
         self.client = nil
-        // Strong for the call: the client may let itself go when told its last request finished.
-        client.takeUnretainedValue().requestDidFinish(self)
-        return true
+        return (true, client._withUnsafeGuaranteedRef { $0.requestDidFinish(self) })
     }
 
     /// Forgets the client without telling it (the request did not start).
@@ -167,7 +169,10 @@ protocol FileSystemRequestOwner: AnyObject {
 class FileSystemRequestClient {
     /// Called on the loop's thread when `request` finished, while its result can still be read;
     /// the request's `tag` says which of the client's requests it is.
-    func requestDidFinish(_ request: FileSystemRequest) {}
+    /// - Returns: the client's hold on itself when it let go of it (its last request finished),
+    ///   for the caller to release after the call; nil otherwise. The client must not drop that
+    ///   hold during the call: the request does not retain it for the call.
+    func requestDidFinish(_ request: FileSystemRequest) -> FileSystemRequestClient? { nil }
 }
 
 /// What a finished request calls, stored without wrapping so that a call from the loop's thread
