@@ -7,6 +7,8 @@ enum ThreadPoolStep: Sendable {
     case willQueue(ThreadPoolWork)
     case run(ThreadPoolWork)
     case finish(ThreadPoolWork, cancelled: Bool)
+    /// After `finish` returned true: make the outcome it left in the result space final.
+    case publish(ThreadPoolWork, soleOwner: Bool)
 }
 
 // Running a request. Everything on the path from `start` to the completion is inlinable, so that
@@ -72,6 +74,14 @@ extension OperationRequest {
     /// `closures` are the request's, taken out when completing began: the last reference to them.
     @inlinable
     func deliver(_ decided: consuming Outcome<Value>, closures: consuming OperationClosures<Value>) {
+        publish(complete(decided, closures: closures))
+    }
+
+    /// Runs the transform and completion, releases the closures and leaves the session; returns
+    /// the final outcome. Inlined into its two callers: a call of its own copies the completion
+    /// (a retain and a release) to run it.
+    @inlinable @inline(__always)
+    func complete(_ decided: consuming Outcome<Value>, closures: consuming OperationClosures<Value>) -> Outcome<Value> {
         var outcome = decided
         closures.transform?(&outcome)
         closures.completion?(outcome)
@@ -79,8 +89,15 @@ extension OperationRequest {
         // released. This may run deinits, which are user code: no lock is held.
         _ = consume closures
         leaveSession()
+        return outcome
+    }
+
+    /// Makes `outcome` final: stores it for waiters and `finishedOutcome`, wakes the waiters, and
+    /// tells the parent.
+    @inlinable
+    func publish(_ outcome: consuming Outcome<Value>) {
         // Copied only for a parent; everyone else reads the outcome from the state.
-        let parentsOutcome = onFinish == nil ? nil : outcome
+        let parentsOutcome = onFinish == nil ? nil : copy outcome
         // Swapped in: assigning an existential goes through a generic assign; a swap moves both
         // values, and the `()` swapped out costs little to destroy.
         var erased: any Sendable = consume outcome
@@ -110,7 +127,9 @@ extension OperationRequest {
             runWorker(work)
             return true
         case .finish(let work, let cancelled):
-            finishWorker(work, cancelled: cancelled)
+            return finishWorker(work, cancelled: cancelled)
+        case .publish(let work, let soleOwner):
+            publishWorker(work, soleOwner: soleOwner)
             return true
         }
     }
@@ -147,9 +166,15 @@ extension OperationRequest {
         }
     }
 
-    /// Loop thread, exactly once: decides the outcome and delivers it.
+    /// Whether the final outcome fits the job's result space, where it waits for `publish`.
     @inlinable
-    func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) {
+    static var outcomeFitsWork: Bool { ThreadPoolWork.canHoldResult(Outcome<Value>.self) }
+
+    /// Loop thread, exactly once: decides the outcome and completes the request. Returns true when
+    /// it left the final outcome in the result space for `publishWorker`; false when it published
+    /// it itself (an outcome too large for the result space).
+    @inlinable
+    func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) -> Bool {
         let (cancelRequested, closures) = state.withLock { state in
             state.stage = .completing
             return (state.cancelRequested, takeClosures())
@@ -167,7 +192,28 @@ extension OperationRequest {
             }
             result = Self.unerased(boxed).result
         }
-        deliver(Outcome(result: result, isCancelled: cancelled || cancelRequested), closures: closures)
+        // Moved, not copied: a copy of the closures would retain and release the completion's
+        // context, and one of the result its value.
+        let outcome = complete(
+            Outcome(result: consume result, isCancelled: cancelled || cancelRequested), closures: consume closures)
+        guard Self.outcomeFitsWork else {
+            publish(outcome)
+            return false
+        }
+        work.storeResult(outcome)
+        return true
+    }
+
+    /// Loop thread, right after `finishWorker` returned true: publishes the outcome it left in the
+    /// result space. A request that no one else holds (not the caller, nor a session, which it has
+    /// left, nor a waiter, which holds it while it waits) and that has no parent's hook to call
+    /// needs none of that: nothing can look at it again, so the outcome is dropped, with no lock
+    /// taken and no type-erased copy made.
+    @inlinable
+    func publishWorker(_ work: ThreadPoolWork, soleOwner: Bool) {
+        let outcome = work.takeResult(Outcome<Value>.self)
+        if soleOwner && onFinish == nil { return }
+        publish(outcome)
     }
 }
 
@@ -186,9 +232,15 @@ extension OperationRequest: ThreadPoolJob {
         _ = threadPoolStep(self, .run(work))
     }
 
-    /// Loop thread, exactly once: decides the outcome and delivers it.
+    /// Loop thread, exactly once: decides the outcome and delivers it. Between completing (the
+    /// transform and completion run, the session is left) and publishing, the request looks at
+    /// whether the queue's reference, handed over here, is the only one left.
     @usableFromInline
-    package func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
-        _ = threadPoolStep(self, .finish(work, cancelled: cancelled))
+    package consuming func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
+        guard threadPoolStep(self, .finish(work, cancelled: cancelled)) else { return }
+        var request = consume self
+        let soleOwner = isKnownUniquelyReferenced(&request)
+        let owned = consume request
+        _ = owned.threadPoolStep(owned, .publish(work, soleOwner: soleOwner))
     }
 }

@@ -48,6 +48,34 @@ final class OperationRequestTests: LoopThreadTestCase {
         XCTAssertEqual(try request.wait(timeout: .zero).value, 6, "a completed request returns at once")
     }
 
+    /// A request that no one holds once it has completed drops its outcome; one that its own
+    /// completion takes hold of again (through a weak reference, after the caller let it go) is
+    /// held when that is decided, so it keeps its outcome like any other.
+    func testARequestItsCompletionTakesHoldOfKeepsItsOutcome() throws {
+        struct References: Sendable {
+            weak var weak: OperationRequest<Int>?
+            var kept: OperationRequest<Int>?
+        }
+        let references = NativeMutex(References())
+        let proceed = Gate()
+        let completed = Gate()
+        var request: OperationRequest<Int>? = try WorkerOperation(completion: { _ in
+            references.withLock { $0.kept = $0.weak }
+            completed.open()
+        }) { () -> Int in
+            proceed.pass()
+            return 7
+        }.start(on: loop, session: nil)
+        references.withLock { $0.weak = request }
+        request = nil
+        proceed.open()
+        completed.pass()
+        let kept = try XCTUnwrap(references.withLock { $0.kept })
+        XCTAssertEqual(try kept.wait().value, 7)
+        XCTAssertEqual(kept.finishedOutcome?.value, 7)
+        XCTAssertTrue(kept.isFinished)
+    }
+
     func testNegativeTimeoutIsAnInvalidArgument() throws {
         let request = try WorkerOperation { 1 }.start(on: loop)
         XCTAssertThrowsError(try request.wait(timeout: .milliseconds(-1))) { error in

@@ -21,7 +21,11 @@ package protocol ThreadPoolJob: AnyObject, Sendable {
     /// Called on the loop's thread exactly once per job: after `runOnThreadPool` returned, or,
     /// with `cancelled` true, instead of it (libuv reported `UV_ECANCELED`, or `willQueue` declined).
     /// The handle's result space is recycled when this returns.
-    func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool)
+    ///
+    /// The queue hands its reference to the job over (`consuming`), so that a job can tell
+    /// (`isKnownUniquelyReferenced`) when no one else holds it: then nothing can look at it once
+    /// this returns.
+    consuming func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool)
 }
 
 /// The `uv_work_t` of one queued job: a handle that can withdraw the job before a pool thread
@@ -202,7 +206,8 @@ final class ThreadPoolQueue {
         let job = jobSlot(of: request).move()
         state.pointee.inFlight -= 1
         let keepAlive = state.pointee.inFlight == 0 ? state.pointee.keepAlive.take() : nil
-        job.finishOnLoop(ThreadPoolWork(request: request), cancelled: status == UV_ECANCELED.rawValue)
+        // Handed over, not copied: a copy would keep the job referenced here until this returns.
+        (consume job).finishOnLoop(ThreadPoolWork(request: request), cancelled: status == UV_ECANCELED.rawValue)
         recycle(request, in: state)
         keepAlive?.release()
     }
