@@ -237,10 +237,13 @@ extension OperationRequest: ThreadPoolJob {
     /// whether the queue's reference, handed over here, is the only one left.
     @usableFromInline
     package consuming func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
-        guard threadPoolStep(self, .finish(work, cancelled: cancelled)) else { return }
+        // Read once: each read of the closure retains and releases its context.
+        let step = threadPoolStep
+        guard step(self, .finish(work, cancelled: cancelled)) else { return }
         var request = consume self
         let soleOwner = isKnownUniquelyReferenced(&request)
+        // A `let` again: a call with the `var` copies the reference first (a retain and a release).
         let owned = consume request
-        _ = owned.threadPoolStep(owned, .publish(work, soleOwner: soleOwner))
+        _ = step(owned, .publish(work, soleOwner: soleOwner))
     }
 }
