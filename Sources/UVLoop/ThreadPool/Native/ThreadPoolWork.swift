@@ -166,6 +166,10 @@ final class ThreadPoolQueue {
     /// Queues `job` on libuv's thread pool. Loop thread only. `job` is moved into its slot
     /// (`consuming`), so that the drain that hands it over pays no retain and release.
     func submit(_ job: consuming any ThreadPoolJob) {
+        // Moved into a `let`, and from there into the slot: calling `willQueue` on the `consuming`
+        // parameter itself copies it first, and a `let` that lives on past `uv_queue_work` copies
+        // it into the slot (a retain, and a release at the end, either way).
+        let job = consume job
         if state.pointee.freeList == nil { Self.addChunk(to: state) }
         let request = state.pointee.freeList!
         state.pointee.freeList = request.pointee.data?.assumingMemoryBound(to: uv_work_t.self)
@@ -176,13 +180,18 @@ final class ThreadPoolQueue {
             Self.recycle(request, in: state)
             return
         }
-        Self.jobSlot(of: request).initialize(to: job)
+        Self.jobSlot(of: request).initialize(to: consume job)
         // Unmanaged: `keepAlive` holds this queue (so `state`) while any job is in flight.
         if state.pointee.inFlight == 0 { state.pointee.keepAlive = Unmanaged.passRetained(self) }
         state.pointee.inFlight += 1
         let status = uv_queue_work(loop, request, { request in
             let request = request!
-            ThreadPoolQueue.jobSlot(of: request).pointee.runOnThreadPool(ThreadPoolWork(request: request))
+            // Moved out for the call and back (the slot is this thread's until the job has run):
+            // a call on the job in place copies it first, a retain and a release on a reference
+            // count that the loop's thread changes too.
+            let job = ThreadPoolQueue.jobSlot(of: request).move()
+            job.runOnThreadPool(ThreadPoolWork(request: request))
+            ThreadPoolQueue.jobSlot(of: request).initialize(to: consume job)
         }, { request, status in
             ThreadPoolQueue.finish(request!, status: status)
         })
