@@ -246,6 +246,9 @@ final class ThreadPoolQueue {
         if state.pointee.inFlight == 0, state.pointee.chunks.count > retainedChunks { trim(state) }
     }
 
+    /// Out of line, as `trim`: rare, and inlined they would keep `submit` and `recycle` from being
+    /// inlined into the drain and the after-work callback.
+    @inline(never)
     private static func addChunk(to state: UnsafeMutablePointer<State>) {
         // malloc aligns to 16, which the result space needs. No zeroing: `uv_queue_work` sets every
         // field of the `uv_work_t` that libuv reads, and `submit` sets `data`.
@@ -273,6 +276,7 @@ final class ThreadPoolQueue {
 
     /// With no job in flight every slot is free: frees the chunks beyond the first
     /// `retainedChunks`, and rebuilds the free list from those.
+    @inline(never)
     private static func trim(_ state: UnsafeMutablePointer<State>) {
         let chunks = state.pointee.chunks
         for chunk in chunks[retainedChunks...] { Glibc.free(chunk) }
