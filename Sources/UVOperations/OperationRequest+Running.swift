@@ -103,11 +103,11 @@ extension OperationRequest {
         var erased: any Sendable = consume outcome
         let waiting = state.withLock { state -> (ThreadEvent?, [CheckedContinuation<Void, Never>])? in
             state.stage = .finished
-            swap(&state.outcome, &erased)
+            let completion = state.madeCompletion()
+            swap(&completion.outcome, &erased)
             // Most requests have no waiter: then there is nothing to take out (and release).
-            guard state.waiters != nil || !state.continuations.isEmpty else { return nil }
-            defer { state.waiters = nil; state.continuations = [] }
-            return (state.waiters, state.continuations)
+            guard completion.hasWaiters else { return nil }
+            return completion.takeWaiters()
         }
         if let (waiters, continuations) = waiting {
             waiters?.signal()
@@ -145,7 +145,7 @@ extension OperationRequest {
     }
 
     /// Whether the worker's result crosses to the loop's thread in the job's result space; a
-    /// larger one crosses in `RequestState.outcome`, boxed.
+    /// larger one crosses in `RequestCompletion.outcome`, boxed.
     @inlinable
     static var resultFitsWork: Bool { ThreadPoolWork.canHoldResult(Result<Value, any Error>.self) }
 
@@ -162,7 +162,7 @@ extension OperationRequest {
             work.storeResult(result)
         } else {
             let boxed: any Sendable = Outcome(result: result)
-            state.withLock { $0.outcome = boxed }
+            state.withLock { $0.madeCompletion().outcome = boxed }
         }
     }
 
@@ -187,8 +187,9 @@ extension OperationRequest {
             result = work.takeResult(Result<Value, any Error>.self)
         } else {
             let boxed = state.withLock { state -> any Sendable in
-                defer { state.outcome = () }
-                return state.outcome
+                let completion = state.madeCompletion()
+                defer { completion.outcome = () }
+                return completion.outcome
             }
             result = Self.unerased(boxed).result
         }

@@ -111,6 +111,25 @@ final class OperationRequestTests: LoopThreadTestCase {
         XCTAssertEqual(run.value, 42)
     }
 
+    /// Several tasks awaiting one request (whether they begin before or after it completes) all
+    /// get its outcome.
+    func testSeveralAwaitingTasksAllGetTheOutcome() async throws {
+        let proceed = Gate()
+        let request = try WorkerOperation { () -> Int in
+            proceed.pass()
+            return 5
+        }.start(on: loop)
+        let values = await withTaskGroup(of: Int?.self) { group in
+            for _ in 0..<3 { group.addTask { await request.outcome.value } }
+            proceed.open()
+            var values: [Int?] = []
+            for await value in group { values.append(value) }
+            return values
+        }
+        XCTAssertEqual(values, [5, 5, 5])
+        XCTAssertEqual(request.finishedOutcome?.value, 5)
+    }
+
     func testCancellingTheAwaitingTaskCancelsTheRequest() async throws {
         let blockers = try PoolBlockers(loop: loop)
         defer { try? blockers.release() }
