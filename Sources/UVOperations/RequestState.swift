@@ -8,7 +8,7 @@ import UVLoop
 /// their fields at run time, for every request. For the same reason the outcome is kept as
 /// `any Sendable` (an `Outcome<Value>`), and in an object of its own, made only when someone
 /// waits or can still read it: a request that no one holds when it completes (see
-/// `publishWorker`) then has state whose destroy is a single release of nil.
+/// `publishWorker`) then has no outcome, event or array of tasks to destroy, only a nil.
 @usableFromInline
 struct RequestState {
     @usableFromInline
