@@ -7,6 +7,8 @@ enum ThreadPoolStep: Sendable {
     case willQueue(ThreadPoolWork)
     case run(ThreadPoolWork)
     case finish(ThreadPoolWork, cancelled: Bool)
+    /// After `finish` returned true: make the outcome it left in the result space final.
+    case publish(ThreadPoolWork, soleOwner: Bool)
 }
 
 // Running a request. Everything on the path from `start` to the completion is inlinable, so that
@@ -72,6 +74,14 @@ extension OperationRequest {
     /// `closures` are the request's, taken out when completing began: the last reference to them.
     @inlinable
     func deliver(_ decided: consuming Outcome<Value>, closures: consuming OperationClosures<Value>) {
+        publish(complete(decided, closures: closures))
+    }
+
+    /// Runs the transform and completion, releases the closures and leaves the session; returns
+    /// the final outcome. Inlined into its two callers: a call of its own copies the completion
+    /// (a retain and a release) to run it.
+    @inlinable @inline(__always)
+    func complete(_ decided: consuming Outcome<Value>, closures: consuming OperationClosures<Value>) -> Outcome<Value> {
         var outcome = decided
         closures.transform?(&outcome)
         closures.completion?(outcome)
@@ -79,18 +89,25 @@ extension OperationRequest {
         // released. This may run deinits, which are user code: no lock is held.
         _ = consume closures
         leaveSession()
+        return outcome
+    }
+
+    /// Makes `outcome` final: stores it for waiters and `finishedOutcome`, wakes the waiters, and
+    /// tells the parent.
+    @inlinable
+    func publish(_ outcome: consuming Outcome<Value>) {
         // Copied only for a parent; everyone else reads the outcome from the state.
-        let parentsOutcome = onFinish == nil ? nil : outcome
+        let parentsOutcome = onFinish == nil ? nil : copy outcome
         // Swapped in: assigning an existential goes through a generic assign; a swap moves both
         // values, and the `()` swapped out costs little to destroy.
         var erased: any Sendable = consume outcome
         let waiting = state.withLock { state -> (ThreadEvent?, [CheckedContinuation<Void, Never>])? in
             state.stage = .finished
-            swap(&state.outcome, &erased)
+            let completion = state.madeCompletion()
+            swap(&completion.outcome, &erased)
             // Most requests have no waiter: then there is nothing to take out (and release).
-            guard state.waiters != nil || !state.continuations.isEmpty else { return nil }
-            defer { state.waiters = nil; state.continuations = [] }
-            return (state.waiters, state.continuations)
+            guard completion.hasWaiters else { return nil }
+            return completion.takeWaiters()
         }
         if let (waiters, continuations) = waiting {
             waiters?.signal()
@@ -110,7 +127,9 @@ extension OperationRequest {
             runWorker(work)
             return true
         case .finish(let work, let cancelled):
-            finishWorker(work, cancelled: cancelled)
+            return finishWorker(work, cancelled: cancelled)
+        case .publish(let work, let soleOwner):
+            publishWorker(work, soleOwner: soleOwner)
             return true
         }
     }
@@ -126,7 +145,7 @@ extension OperationRequest {
     }
 
     /// Whether the worker's result crosses to the loop's thread in the job's result space; a
-    /// larger one crosses in `RequestState.outcome`, boxed.
+    /// larger one crosses in `RequestCompletion.outcome`, boxed.
     @inlinable
     static var resultFitsWork: Bool { ThreadPoolWork.canHoldResult(Result<Value, any Error>.self) }
 
@@ -143,13 +162,19 @@ extension OperationRequest {
             work.storeResult(result)
         } else {
             let boxed: any Sendable = Outcome(result: result)
-            state.withLock { $0.outcome = boxed }
+            state.withLock { $0.madeCompletion().outcome = boxed }
         }
     }
 
-    /// Loop thread, exactly once: decides the outcome and delivers it.
+    /// Whether the final outcome fits the job's result space, where it waits for `publish`.
     @inlinable
-    func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) {
+    static var outcomeFitsWork: Bool { ThreadPoolWork.canHoldResult(Outcome<Value>.self) }
+
+    /// Loop thread, exactly once: decides the outcome and completes the request. Returns true when
+    /// it left the final outcome in the result space for `publishWorker`; false when it published
+    /// it itself (an outcome too large for the result space).
+    @inlinable
+    func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) -> Bool {
         let (cancelRequested, closures) = state.withLock { state in
             state.stage = .completing
             return (state.cancelRequested, takeClosures())
@@ -162,12 +187,34 @@ extension OperationRequest {
             result = work.takeResult(Result<Value, any Error>.self)
         } else {
             let boxed = state.withLock { state -> any Sendable in
-                defer { state.outcome = () }
-                return state.outcome
+                let completion = state.madeCompletion()
+                defer { completion.outcome = () }
+                return completion.outcome
             }
             result = Self.unerased(boxed).result
         }
-        deliver(Outcome(result: result, isCancelled: cancelled || cancelRequested), closures: closures)
+        // Moved, not copied: a copy of the closures would retain and release the completion's
+        // context, and one of the result its value.
+        let outcome = complete(
+            Outcome(result: consume result, isCancelled: cancelled || cancelRequested), closures: consume closures)
+        guard Self.outcomeFitsWork else {
+            publish(outcome)
+            return false
+        }
+        work.storeResult(outcome)
+        return true
+    }
+
+    /// Loop thread, right after `finishWorker` returned true: publishes the outcome it left in the
+    /// result space. A request that no one else holds (not the caller, nor a session, which it has
+    /// left, nor a waiter, which holds it while it waits) and that has no parent's hook to call
+    /// needs none of that: nothing can look at it again, so the outcome is dropped, with no lock
+    /// taken and no type-erased copy made.
+    @inlinable
+    func publishWorker(_ work: ThreadPoolWork, soleOwner: Bool) {
+        let outcome = work.takeResult(Outcome<Value>.self)
+        if soleOwner && onFinish == nil { return }
+        publish(outcome)
     }
 }
 
@@ -186,9 +233,18 @@ extension OperationRequest: ThreadPoolJob {
         _ = threadPoolStep(self, .run(work))
     }
 
-    /// Loop thread, exactly once: decides the outcome and delivers it.
+    /// Loop thread, exactly once: decides the outcome and delivers it. Between completing (the
+    /// transform and completion run, the session is left) and publishing, the request looks at
+    /// whether the queue's reference, handed over here, is the only one left.
     @usableFromInline
-    package func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
-        _ = threadPoolStep(self, .finish(work, cancelled: cancelled))
+    package consuming func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
+        // Read once: each read of the closure retains and releases its context.
+        let step = threadPoolStep
+        guard step(self, .finish(work, cancelled: cancelled)) else { return }
+        var request = consume self
+        let soleOwner = isKnownUniquelyReferenced(&request)
+        // A `let` again: a call with the `var` copies the reference first (a retain and a release).
+        let owned = consume request
+        _ = step(owned, .publish(work, soleOwner: soleOwner))
     }
 }

@@ -95,7 +95,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
 
     /// The outcome once the request has completed, nil before. Any thread, never blocks.
     public var finishedOutcome: Outcome<Value>? {
-        state.withLock { state -> (any Sendable)? in state.isFinished ? state.outcome : nil }.map(Self.unerased)
+        state.withLock { state -> (any Sendable)? in state.isFinished ? state.completion?.outcome : nil }.map(Self.unerased)
     }
 
     /// Blocks the calling thread until the request has completed, and returns its outcome.
@@ -130,9 +130,10 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         guard !loop.isOnLoopThread else { throw .wouldDeadlock(operation: operation) }
         return state.withLock { state in
             guard !state.isFinished else { return nil }
-            if let waiters = state.waiters { return waiters }
+            let completion = state.madeCompletion()
+            if let waiters = completion.waiters { return waiters }
             let waiters = ThreadEvent()
-            state.waiters = waiters
+            completion.waiters = waiters
             return waiters
         }
     }
@@ -147,7 +148,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let finished = state.withLock { state in
                         if state.isFinished { return true }
-                        state.continuations.append(continuation)
+                        state.madeCompletion().append(continuation)
                         return false
                     }
                     if finished { continuation.resume() } else { loop.preconditionSteppedWhileAwaiting("OperationRequest.outcome") }
@@ -201,7 +202,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
 extension OperationRequest: CancellableRequest {}
 
 extension OperationRequest {
-    /// The outcome that `RequestState.outcome` holds: only this request's `Outcome<Value>` is
+    /// The outcome that `RequestCompletion.outcome` holds: only this request's `Outcome<Value>` is
     /// ever stored there.
     @inlinable
     static func unerased(_ stored: any Sendable) -> Outcome<Value> {

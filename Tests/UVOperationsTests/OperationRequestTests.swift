@@ -48,6 +48,34 @@ final class OperationRequestTests: LoopThreadTestCase {
         XCTAssertEqual(try request.wait(timeout: .zero).value, 6, "a completed request returns at once")
     }
 
+    /// A request that no one holds once it has completed drops its outcome; one that its own
+    /// completion takes hold of again (through a weak reference, after the caller let it go) is
+    /// held when that is decided, so it keeps its outcome like any other.
+    func testARequestItsCompletionTakesHoldOfKeepsItsOutcome() throws {
+        struct References: Sendable {
+            weak var weak: OperationRequest<Int>?
+            var kept: OperationRequest<Int>?
+        }
+        let references = NativeMutex(References())
+        let proceed = Gate()
+        let completed = Gate()
+        var request: OperationRequest<Int>? = try WorkerOperation(completion: { _ in
+            references.withLock { $0.kept = $0.weak }
+            completed.open()
+        }) { () -> Int in
+            proceed.pass()
+            return 7
+        }.start(on: loop, session: nil)
+        references.withLock { $0.weak = request }
+        request = nil
+        proceed.open()
+        completed.pass()
+        let kept = try XCTUnwrap(references.withLock { $0.kept })
+        XCTAssertEqual(try kept.wait().value, 7)
+        XCTAssertEqual(kept.finishedOutcome?.value, 7)
+        XCTAssertTrue(kept.isFinished)
+    }
+
     func testNegativeTimeoutIsAnInvalidArgument() throws {
         let request = try WorkerOperation { 1 }.start(on: loop)
         XCTAssertThrowsError(try request.wait(timeout: .milliseconds(-1))) { error in
@@ -81,6 +109,25 @@ final class OperationRequestTests: LoopThreadTestCase {
         XCTAssertEqual(again.value, "done", "awaiting a completed request returns at once")
         let run = try await WorkerOperation { 21 * 2 }.run(on: loop)
         XCTAssertEqual(run.value, 42)
+    }
+
+    /// Several tasks awaiting one request (whether they begin before or after it completes) all
+    /// get its outcome.
+    func testSeveralAwaitingTasksAllGetTheOutcome() async throws {
+        let proceed = Gate()
+        let request = try WorkerOperation { () -> Int in
+            proceed.pass()
+            return 5
+        }.start(on: loop)
+        let values = await withTaskGroup(of: Int?.self) { group in
+            for _ in 0..<3 { group.addTask { await request.outcome.value } }
+            proceed.open()
+            var values: [Int?] = []
+            for await value in group { values.append(value) }
+            return values
+        }
+        XCTAssertEqual(values, [5, 5, 5])
+        XCTAssertEqual(request.finishedOutcome?.value, 5)
     }
 
     func testCancellingTheAwaitingTaskCancelsTheRequest() async throws {

@@ -172,13 +172,22 @@ final class ThreadPoolWorkTests: XCTestCase {
         XCTAssertFalse(ThreadPoolWork.canHoldResult((Int, Int, Int, Int, Int).self))
     }
 
+    /// Each chunk holds as many slots as all before it, up to the largest; the chunks kept after a
+    /// burst hold exactly the slots kept.
+    func testChunksDoubleTheSlotsUpToTheLargestAndTheKeptOnesHoldTheKeptSlots() {
+        let sizes = (0..<12).map { ThreadPoolQueue.slots(inChunk: $0) }
+        XCTAssertEqual(sizes, [64, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 8192, 8192, 8192])
+        let kept = (0..<ThreadPoolQueue.retainedChunks).map { ThreadPoolQueue.slots(inChunk: $0) }
+        XCTAssertEqual(kept.reduce(0, +), ThreadPoolQueue.retainedSlots)
+    }
+
     /// A burst beyond the slots the queue keeps takes more chunks; once the last job has finished,
     /// the extra chunks are freed, and the slots kept still serve later jobs.
     func testABurstsExtraSlotsAreFreedWhenItIsOver() throws {
         let thread = try Loop.startThread(name: "pool-test")
         defer { thread.shutdown() }
         let loop = thread.loop
-        let retained = ThreadPoolQueue.retainedChunks * ThreadPoolQueue.slotsPerChunk
+        let retained = ThreadPoolQueue.retainedSlots
         let hold = Gate()
         let jobs = (0..<(retained + 2 * ThreadPoolQueue.slotsPerChunk)).map { _ in RecordingJob(loop: loop, hold: hold) }
         // Queued in one loop callback, so that one drain hands them all to the pool: with the pool

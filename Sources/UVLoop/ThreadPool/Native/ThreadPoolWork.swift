@@ -21,7 +21,11 @@ package protocol ThreadPoolJob: AnyObject, Sendable {
     /// Called on the loop's thread exactly once per job: after `runOnThreadPool` returned, or,
     /// with `cancelled` true, instead of it (libuv reported `UV_ECANCELED`, or `willQueue` declined).
     /// The handle's result space is recycled when this returns.
-    func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool)
+    ///
+    /// The queue hands its reference to the job over (`consuming`), so that a job can tell
+    /// (`isKnownUniquelyReferenced`) when no one else holds it: then nothing can look at it once
+    /// this returns.
+    consuming func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool)
 }
 
 /// The `uv_work_t` of one queued job: a handle that can withdraw the job before a pool thread
@@ -102,10 +106,12 @@ package struct ThreadPoolWork: @unchecked Sendable {
 ///
 /// Each request lives in a slot: the `uv_work_t`, a strong reference to its job, then the job's
 /// result space (see `ThreadPoolWork`). libuv needs the request until the after-work callback,
-/// which calls the job back and then recycles the slot. Slots are carved from chunks of
-/// `slotsPerChunk`, one `malloc` each, and recycled through a free list, so queuing a job costs no
-/// allocation in steady state and a burst costs one per chunk rather than one per job. When the
-/// last job in flight finishes, chunks beyond `retainedChunks` are freed. While any job is in
+/// which calls the job back and then recycles the slot. Slots are carved from chunks, one `malloc`
+/// each, and recycled through a free list, so queuing a job costs no allocation in steady state.
+/// A chunk holds as many slots as all the chunks before it (the first two `slotsPerChunk`, up to
+/// `largestChunkSlots`), so a burst of n jobs costs about log2(n) allocations, not n / 64, each of
+/// which would also make glibc consolidate its fast bins. When the last job in flight finishes,
+/// the chunks beyond the first `retainedSlots` slots are freed. While any job is in
 /// flight the queue keeps itself alive: a loop may be released (an attached loop detached) before
 /// libuv delivers the last after-work callbacks.
 ///
@@ -113,9 +119,26 @@ package struct ThreadPoolWork: @unchecked Sendable {
 /// the counter would pay a run-time exclusivity check on every submit and finish. No method calls
 /// out while it holds an access to that state.
 final class ThreadPoolQueue {
+    /// The slots of each of the first two chunks.
     static let slotsPerChunk = 64
-    /// How many chunks to keep once a burst is over (1,024 slots).
-    static let retainedChunks = 16
+    /// The slots of the largest chunk (about 1.4 MB).
+    static let largestChunkSlots = 8192
+    /// How many slots to keep once a burst is over: those of the first chunks.
+    static let retainedSlots = 1024
+    /// How many chunks hold `retainedSlots`.
+    static let retainedChunks: Int = {
+        var (chunks, total) = (0, 0)
+        while total < retainedSlots {
+            total += slots(inChunk: chunks)
+            chunks += 1
+        }
+        return chunks
+    }()
+
+    /// The slots of the chunk at `index`: as many as all the chunks before it.
+    static func slots(inChunk index: Int) -> Int {
+        index == 0 ? slotsPerChunk : min(slotsPerChunk << (index - 1), largestChunkSlots)
+    }
 
     private static let jobOffset: Int = {
         let alignment = MemoryLayout<any ThreadPoolJob>.alignment
@@ -157,11 +180,15 @@ final class ThreadPoolQueue {
     var jobsInFlight: Int { state.pointee.inFlight }
 
     /// The number of slots allocated, free or in use.
-    var slotCount: Int { state.pointee.chunks.count * Self.slotsPerChunk }
+    var slotCount: Int { state.pointee.chunks.indices.reduce(0) { $0 + Self.slots(inChunk: $1) } }
 
     /// Queues `job` on libuv's thread pool. Loop thread only. `job` is moved into its slot
     /// (`consuming`), so that the drain that hands it over pays no retain and release.
     func submit(_ job: consuming any ThreadPoolJob) {
+        // Moved into a `let`, and from there into the slot: calling `willQueue` on the `consuming`
+        // parameter itself copies it first, and a `let` that lives on past `uv_queue_work` copies
+        // it into the slot (a retain, and a release at the end, either way).
+        let job = consume job
         if state.pointee.freeList == nil { Self.addChunk(to: state) }
         let request = state.pointee.freeList!
         state.pointee.freeList = request.pointee.data?.assumingMemoryBound(to: uv_work_t.self)
@@ -172,13 +199,18 @@ final class ThreadPoolQueue {
             Self.recycle(request, in: state)
             return
         }
-        Self.jobSlot(of: request).initialize(to: job)
+        Self.jobSlot(of: request).initialize(to: consume job)
         // Unmanaged: `keepAlive` holds this queue (so `state`) while any job is in flight.
         if state.pointee.inFlight == 0 { state.pointee.keepAlive = Unmanaged.passRetained(self) }
         state.pointee.inFlight += 1
         let status = uv_queue_work(loop, request, { request in
             let request = request!
-            ThreadPoolQueue.jobSlot(of: request).pointee.runOnThreadPool(ThreadPoolWork(request: request))
+            // Moved out for the call and back (the slot is this thread's until the job has run):
+            // a call on the job in place copies it first, a retain and a release on a reference
+            // count that the loop's thread changes too.
+            let job = ThreadPoolQueue.jobSlot(of: request).move()
+            job.runOnThreadPool(ThreadPoolWork(request: request))
+            ThreadPoolQueue.jobSlot(of: request).initialize(to: consume job)
         }, { request, status in
             ThreadPoolQueue.finish(request!, status: status)
         })
@@ -202,7 +234,8 @@ final class ThreadPoolQueue {
         let job = jobSlot(of: request).move()
         state.pointee.inFlight -= 1
         let keepAlive = state.pointee.inFlight == 0 ? state.pointee.keepAlive.take() : nil
-        job.finishOnLoop(ThreadPoolWork(request: request), cancelled: status == UV_ECANCELED.rawValue)
+        // Handed over, not copied: a copy would keep the job referenced here until this returns.
+        (consume job).finishOnLoop(ThreadPoolWork(request: request), cancelled: status == UV_ECANCELED.rawValue)
         recycle(request, in: state)
         keepAlive?.release()
     }
@@ -213,19 +246,23 @@ final class ThreadPoolQueue {
         if state.pointee.inFlight == 0, state.pointee.chunks.count > retainedChunks { trim(state) }
     }
 
+    /// Out of line, as `trim`: rare, and inlined they would keep `submit` and `recycle` from being
+    /// inlined into the drain and the after-work callback.
+    @inline(never)
     private static func addChunk(to state: UnsafeMutablePointer<State>) {
         // malloc aligns to 16, which the result space needs. No zeroing: `uv_queue_work` sets every
         // field of the `uv_work_t` that libuv reads, and `submit` sets `data`.
-        guard let chunk = malloc(slotsPerChunk * slotSize) else {
+        let count = slots(inChunk: state.pointee.chunks.count)
+        guard let chunk = malloc(count * slotSize) else {
             fatalError("UVLoop: out of memory for thread-pool jobs")
         }
         state.pointee.chunks.append(chunk)
-        freeSlots(of: chunk, in: state)
+        freeSlots(of: chunk, count: count, in: state)
     }
 
-    /// Adds every slot of `chunk` to the free list, the lowest address first in line.
-    private static func freeSlots(of chunk: UnsafeMutableRawPointer, in state: UnsafeMutablePointer<State>) {
-        var index = slotsPerChunk
+    /// Adds the `count` slots of `chunk` to the free list, the lowest address first in line.
+    private static func freeSlots(of chunk: UnsafeMutableRawPointer, count: Int, in state: UnsafeMutablePointer<State>) {
+        var index = count
         while index > 0 {
             index -= 1
             let slot = chunk + index * slotSize
@@ -237,14 +274,17 @@ final class ThreadPoolQueue {
         }
     }
 
-    /// With no job in flight every slot is free: frees the chunks beyond `retainedChunks`, and
-    /// rebuilds the free list from the others.
+    /// With no job in flight every slot is free: frees the chunks beyond the first
+    /// `retainedChunks`, and rebuilds the free list from those.
+    @inline(never)
     private static func trim(_ state: UnsafeMutablePointer<State>) {
         let chunks = state.pointee.chunks
         for chunk in chunks[retainedChunks...] { Glibc.free(chunk) }
         state.pointee.chunks = Array(chunks[..<retainedChunks])
         state.pointee.freeList = nil
-        for chunk in chunks[..<retainedChunks] { freeSlots(of: chunk, in: state) }
+        for (index, chunk) in chunks[..<retainedChunks].enumerated() {
+            freeSlots(of: chunk, count: slots(inChunk: index), in: state)
+        }
     }
 
     @inline(__always)
