@@ -15,6 +15,9 @@ let package = Package(
         .executable(name: "uvloop-demo", targets: ["uvloop-demo"]),
         .executable(name: "uvloop-echo", targets: ["uvloop-echo"]),
     ],
+    // Each target names every module of this package that it imports, even one that another
+    // dependency brings: otherwise the build does not compile the target again when that module
+    // changes (scripts/check-target-imports).
     targets: [
         .systemLibrary(
             name: "CLibUV",
@@ -25,7 +28,7 @@ let package = Package(
         .target(name: "UVLoop", dependencies: ["CLibUV"]),
         .target(name: "UVOperations", dependencies: ["UVLoop"]),
         .target(name: "UVEvents", dependencies: ["UVLoop"]),
-        .target(name: "UVLoopTesting", dependencies: ["UVLoop"]),
+        .target(name: "UVLoopTesting", dependencies: ["UVLoop", "CLibUV"]),
         .target(name: "CUVLoop", dependencies: ["CLibUV"]),
         .target(name: "UVLoopC", dependencies: ["UVLoop", "CUVLoop", "CLibUV"]),
         .executableTarget(name: "uvloop-demo", dependencies: ["UVLoop", "UVOperations", "UVEvents", "UVLoopC", "UVLoopTesting", "CUVLoop", "CLibUV"]),
@@ -38,10 +41,10 @@ let package = Package(
         .target(name: "UVTestSupport", dependencies: ["UVLoop", "CLibUV"], path: "Tests/UVTestSupport"),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
         .testTarget(name: "UVEventsTests", dependencies: ["UVEvents", "UVLoop", "UVLoopTesting", "UVTestSupport"]),
-        .testTarget(name: "UVOperationsTests", dependencies: ["UVOperations", "UVLoopTesting", "UVTestSupport"]),
-        .testTarget(name: "UVLoopCTests", dependencies: ["UVLoopC", "CUVLoop", "UVLoop", "UVTestSupport"]),
-        .testTarget(name: "UVLoopTestingTests", dependencies: ["UVLoopTesting", "UVTestSupport"]),
-        .testTarget(name: "UVDocumentationTests", dependencies: ["UVLoop", "UVLoopC", "UVOperations", "UVEvents", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
+        .testTarget(name: "UVOperationsTests", dependencies: ["UVOperations", "UVLoop", "UVLoopTesting", "UVTestSupport"]),
+        .testTarget(name: "UVLoopCTests", dependencies: ["UVLoopC", "CUVLoop", "UVLoop", "UVTestSupport", "CLibUV"]),
+        .testTarget(name: "UVLoopTestingTests", dependencies: ["UVLoopTesting", "UVLoop", "UVTestSupport", "CLibUV"]),
+        .testTarget(name: "UVDocumentationTests", dependencies: ["UVLoop", "UVLoopC", "CUVLoop", "UVOperations", "UVEvents", "UVLoopTesting", "UVTestSupport", "CLibUV"]),
     ],
     swiftLanguageModes: [.v6]
 )

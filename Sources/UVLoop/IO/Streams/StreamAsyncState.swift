@@ -7,9 +7,10 @@
 ///   reader waiting for one. A reader takes a buffered chunk at once and suspends only when none is
 ///   there. The loop stops reading once `readBufferLimit` bytes wait; the reader that takes the
 ///   buffer below it asks the loop to read again.
-/// - Writes: a task appends its bytes to `outgoing` and, unless a flush is on its way, posts the
-///   connection's flush job (made once per connection: posting it allocates nothing). It returns
-///   at once while the bytes not yet taken by the kernel (`outgoing` and the loop's write queue)
+/// - Writes: a task on the loop's thread writes at once when no other task's bytes wait in
+///   `outgoing`. Otherwise a task appends its bytes to `outgoing` and, unless a flush is on its
+///   way, posts the connection's flush job (made once per connection: posting it allocates
+///   nothing). It returns at once while the bytes not yet taken by the kernel (`outgoing` and the loop's write queue)
 ///   stay at or below the high-water mark, and otherwise waits until they drain to the low-water
 ///   mark. A write the loop could not make fails the next call.
 ///
@@ -19,6 +20,14 @@
 final class StreamAsyncState: Sendable {
     typealias ReadContinuation = UnsafeContinuation<Result<[UInt8]?, LoopError>, Never>
     typealias WriteContinuation = UnsafeContinuation<Result<Void, LoopError>, Never>
+
+    /// How a task's write goes: refused or done, queued for the loop's thread (posting the flush
+    /// job, waiting on a token above the high-water mark), or written now on the loop's thread.
+    enum WritePlan {
+        case done
+        case queued(mustFlush: Bool, wait: UInt64?)
+        case now(queuedBytes: Int, aboveHighWaterMark: Bool)
+    }
 
     /// What the loop's thread must be asked to do after a read.
     enum ReadRequest { case none, startReading, resumeReading }
@@ -71,6 +80,8 @@ final class StreamAsyncState: Sendable {
         /// The next chunk, or how reading ended, if either is there; asks the loop to read again
         /// when this take brings a paused buffer below its limit.
         mutating func takeChunk() -> (Result<[UInt8]?, LoopError>, ReadRequest)? {
+            // The common case of a reader that waits, checked without copying any error.
+            if chunkHead == chunks.count, readsDiscarded == nil, readEnd == nil, closed == nil { return nil }
             if let discarded = readsDiscarded { return (.failure(discarded), .none) }
             if chunkHead < chunks.count {
                 let chunk = chunks[chunkHead]
@@ -198,6 +209,23 @@ final class StreamAsyncState: Sendable {
             return (state.waitingBytes <= state.lowWaterMark ? Self.takeWriters(&state) : [], .success(()))
         }
         for writer in resumed { resume(writer, with: result) }
+    }
+
+    /// A task on the loop's thread wrote at once and the loop's write queue is now `queuedBytes`
+    /// (with the write's error, which fails the next call): the token to wait on when the bytes
+    /// not yet taken by the kernel are above the high-water mark.
+    func wroteNow(queuedBytes: Int, failure: LoopError?) -> UInt64? {
+        let (resumed, result, token) = guarded.withLock { state -> ([WriteContinuation], Result<Void, LoopError>, UInt64?) in
+            state.queuedBytes = queuedBytes
+            if let failure, state.closed == nil {
+                if state.writeFailure == nil { state.writeFailure = failure }
+                return (Self.takeWriters(&state), .failure(failure), nil)
+            }
+            let token = state.waitingBytes > state.highWaterMark ? state.token() : nil
+            return (state.waitingBytes <= state.lowWaterMark ? Self.takeWriters(&state) : [], .success(()), token)
+        }
+        for writer in resumed { resume(writer, with: result) }
+        return token
     }
 
     /// The loop's write queue changed (a queued write finished, loop thread); a failed write

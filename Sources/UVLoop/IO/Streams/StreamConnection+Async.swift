@@ -34,8 +34,10 @@ extension StreamConnection {
     /// Writes `bytes`, suspending while the write queue is above its high-water mark. Callable
     /// from any task.
     ///
-    /// The bytes are queued for the loop's thread, which writes them in the order the calls
-    /// made, soon after. The call returns at once while the bytes not yet taken by the kernel
+    /// The bytes are written in the order of the calls. The call runs on the caller's executor
+    /// (`nonisolated(nonsending)`): from a task on the loop's thread (one started with the loop
+    /// as its executor preference) it writes at once when no other task's bytes wait; otherwise
+    /// the bytes are queued for the loop's thread, which writes them soon after. The call returns at once while the bytes not yet taken by the kernel
     /// (these and those queued before) stay at or below the high-water mark; otherwise once they
     /// have drained to the low-water mark (see ``setWriteWaterMarks(low:high:)``). So a peer that
     /// never reads holds back its writer, and the memory queued stays near the high-water mark. A
@@ -51,11 +53,16 @@ extension StreamConnection {
     ///   ``LoopError/libuv(function:code:)`` when an earlier write failed (`UV_EPIPE`,
     ///   `UV_ECONNRESET`), ``LoopError/cancelled`` when the task is cancelled while suspended
     ///   (the bytes stay queued).
-    public func write(_ bytes: [UInt8]) async throws(LoopError) {
+    public nonisolated(nonsending) func write(_ bytes: [UInt8]) async throws(LoopError) {
         loop.preconditionSteppedWhileAwaiting("StreamConnection.write(_:)")
         // The state is there but for a connection's first async call: no async call to get it.
         let state = if let existing = existingAsyncState { existing } else { try await asyncState() }
-        try await state.write(bytes) { postAsyncFlush(state) }.get()
+        let box = box
+        try await state.write(bytes, onLoopThread: loop.isOnLoopThread) { bytes in
+            box.value.writeAsyncNow(bytes)
+        } flush: {
+            postAsyncFlush(state)
+        }.get()
     }
 
     /// Asks the loop's thread to write what tasks queued: at once on the loop's thread, else by

@@ -74,4 +74,19 @@ extension StreamConnectionCore {
         swap(&taken, &asyncOutgoing)
         asyncState.flushed(byteCount: byteCount, queuedBytes: pendingWriteBytes, failure: failure)
     }
+
+    /// Writes `bytes` for a task running on the loop's thread, when no task's bytes wait to be
+    /// flushed: returns the write queue's size and the write's error.
+    func writeAsyncNow(_ bytes: [UInt8]) -> (queuedBytes: Int, failure: LoopError?) {
+        usesAsyncWrites = true
+        let written = bytes.withUnsafeBytes { raw in Result { () throws(LoopError) in try write(raw, completion: nil) } }
+        // Written (or copied into the write queue): a large array serves the next reads.
+        if bytes.capacity >= StreamChunkRecycler.smallestRecycled {
+            // The task still holds it: kept as it is, read into once the task lets go.
+            var array = bytes
+            loop.engine.ioHandles.streamChunkRecycler.recycle(&array)
+        }
+        if case .failure(let error) = written { return (pendingWriteBytes, error) }
+        return (pendingWriteBytes, nil)
+    }
 }
