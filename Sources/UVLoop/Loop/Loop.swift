@@ -17,9 +17,10 @@ import CLibUV
 /// ## Ordering
 /// - Work posted by one thread runs in the order it was posted (FIFO per producer). Posts from
 ///   different threads interleave in the order they reach the queue.
-/// - Posted work runs in the turn that drains it, at most `postBudget` jobs per drain; a job posted
-///   while the loop drains runs in a later drain, so a job that re-posts itself cannot keep the
-///   loop from polling for I/O or firing timers.
+/// - Posted work runs in the turn that drains it, at most `postBudget` jobs per drain, so a job
+///   that re-posts itself cannot keep the loop from polling for I/O or firing timers. A job the
+///   loop's own thread posts while the loop drains runs in a later drain; one that another thread
+///   posts meanwhile may join the drain under way.
 /// - Next-iteration work runs after the loop has polled for I/O (libuv's check phase), from a
 ///   snapshot taken when the phase begins: work queued while the snapshot runs waits for the next
 ///   turn. Next-iteration work sent from another thread is ordered with that thread's posts: it

@@ -50,8 +50,10 @@ extension LoopEngine {
 
     /// Runs at most `postBudget` queued jobs: those posted from other threads, then those the
     /// loop's thread queued. A snapshot of both is taken only when the previous one is used up,
-    /// and at most once per call, so work queued while draining waits for a later drain and a job
-    /// that re-posts itself forever cannot keep the loop from polling.
+    /// and at most once per call, so work the loop's thread queues while draining waits for a later
+    /// drain. Jobs from other threads that arrive while a batch of theirs runs are taken in the
+    /// same call, while the loop's thread has queued nothing meanwhile. The budget bounds both, so
+    /// a job that re-posts itself forever cannot keep the loop from polling.
     func drainPosted(budget: Int? = nil) {
         let initialBudget = budget ?? postBudget
         var remaining = initialBudget
@@ -77,8 +79,20 @@ extension LoopEngine {
                     remaining -= 1
                     run(ownJobs.value.takeFromSnapshot())
                 } while remaining > 0 && ownJobs.value.hasSnapshotJobs
+            } else if tookSnapshot {
+                // Jobs that other threads queued while this batch ran (a task hopping back at
+                // once): take them now, within the budget, rather than in a later turn whose poll
+                // cannot block (one more `epoll_wait` and a turn's work each). Only after a batch
+                // from other threads, so that a drain of the loop thread's own work pays no extra
+                // lock; and only while the loop's thread has queued nothing meanwhile: its jobs make
+                // the next poll non-blocking anyway and run after it (see "Order and threading
+                // guarantees" in the Posting article), and more work first would only delay them.
+                if jobs.isEmpty || !ownJobs.value.isEmpty { break }
+                jobs.removeAll(keepingCapacity: true)
+                index = 0
+                queue.takeAll(into: &jobs)
+                if jobs.isEmpty { break }
             } else {
-                if tookSnapshot { break }
                 jobs.removeAll(keepingCapacity: true)
                 index = 0
                 drainRequested = false

@@ -27,4 +27,60 @@ final class PostQueueDrainTests: XCTestCase {
         XCTAssertEqual(log.values, [0, 1, 2, 3])
         loop.shutdown()
     }
+
+    /// Posts job `value` of a chain from another thread: each job, when it runs, posts the next
+    /// one from another thread and returns only once that post is queued (a task that hops to
+    /// the loop and back at once), until `last`.
+    private static func chain(_ value: Int, last: Int, to loop: Loop, log: Recorder<Int>) {
+        onThreads(1) { _ in
+            try? loop.post {
+                log.append(value)
+                if value < last { chain(value + 1, last: last, to: loop, log: log) }
+            }
+        }
+    }
+
+    /// Jobs that other threads queue while a batch of theirs runs are taken by the same drain, not
+    /// left to later turns whose polls cannot block.
+    func testJobsQueuedByOtherThreadsDuringADrainRunInThatDrain() throws {
+        let loop = try Loop.manual()
+        let log = Recorder<Int>()
+        Self.chain(0, last: 4, to: loop, log: log)
+        try loop.runOnce()
+        XCTAssertEqual(log.values, [0, 1, 2, 3, 4])
+        loop.shutdown()
+    }
+
+    /// A job that re-posts itself from another thread forever still lets a step end: the budget
+    /// bounds every drain, the jobs taken during it included.
+    func testAChainFromAnotherThreadStopsAtTheBudget() throws {
+        let budget = 4
+        let loop = try Loop.manual(postBudget: budget)
+        let log = Recorder<Int>()
+        Self.chain(0, last: .max, to: loop, log: log)
+        try loop.runOnce()
+        // At most four drains in a step: idle, prepare, the wake-up and check.
+        XCTAssertGreaterThanOrEqual(log.values.count, budget)
+        XCTAssertLessThanOrEqual(log.values.count, 4 * budget)
+        loop.shutdown()
+    }
+
+    /// The loop thread's own posts made during a drain still wait for the poll: a drain takes no
+    /// more jobs from other threads once the loop's thread has queued one.
+    func testAnOwnPostDuringADrainStopsTakingJobsFromOtherThreads() throws {
+        let loop = try Loop.manual()
+        let log = Recorder<Int>()
+        onThreads(1) { _ in
+            try? loop.post {
+                log.append(0)
+                try? loop.post { log.append(100) }   // the loop's own thread
+                Self.chain(1, last: 2, to: loop, log: log)
+            }
+        }
+        try loop.runUntilIdle()
+        // 100 waits for the poll after 0's drain; the next drain runs the batch from other
+        // threads (1), then the loop's own snapshot (100), then what arrived meanwhile (2).
+        XCTAssertEqual(log.values, [0, 1, 100, 2])
+        loop.shutdown()
+    }
 }
