@@ -52,12 +52,14 @@ extension LoopEngine {
     /// loop's thread queued. A snapshot of both is taken only when the previous one is used up,
     /// and at most once per call, so work the loop's thread queues while draining waits for a later
     /// drain. Jobs from other threads that arrive while a batch of theirs runs are taken in the
-    /// same call, while the loop's thread has queued nothing meanwhile. The budget bounds both, so
+    /// same call (at most `lateTakesPerDrain` times), while the loop's thread has queued nothing
+    /// meanwhile. The budget bounds both, so
     /// a job that re-posts itself forever cannot keep the loop from polling.
     func drainPosted(budget: Int? = nil) {
         let initialBudget = budget ?? postBudget
         var remaining = initialBudget
         var tookSnapshot = false
+        var lateTakes = 0
         // Work on local copies: stored properties of this class touched across the call into a
         // job would each cost a run-time exclusivity check per job, and a job may drain
         // re-entrantly (a shutdown from inside a posted closure).
@@ -87,7 +89,11 @@ extension LoopEngine {
                 // lock; and only while the loop's thread has queued nothing meanwhile: its jobs make
                 // the next poll non-blocking anyway and run after it (see "Order and threading
                 // guarantees" in the Posting article), and more work first would only delay them.
-                if jobs.isEmpty || !ownJobs.value.isEmpty { break }
+                // At most `lateTakesPerDrain` times: a task that keeps hopping back would
+                // otherwise hold the loop for the whole budget (thousands of round trips) with
+                // timers and I/O waiting.
+                if jobs.isEmpty || !ownJobs.value.isEmpty || lateTakes == Self.lateTakesPerDrain { break }
+                lateTakes += 1
                 jobs.removeAll(keepingCapacity: true)
                 index = 0
                 queue.takeAll(into: &jobs)
@@ -112,6 +118,11 @@ extension LoopEngine {
             drainRequested = true
         }
     }
+
+    /// How many times one drain takes jobs that other threads queued while it ran: each take
+    /// saves a turn, and the bound keeps timers and I/O from waiting behind more than this many
+    /// round trips of a task hopping back and forth.
+    static let lateTakesPerDrain = 64
 
     @inline(__always)
     private func run(_ job: consuming Job) {

@@ -65,6 +65,18 @@ final class PostQueueDrainTests: XCTestCase {
         loop.shutdown()
     }
 
+    /// A task that keeps hopping back from another thread does not hold a drain for its whole
+    /// budget: after `lateTakesPerDrain` late takes the drain ends, and timers and I/O get their
+    /// turn.
+    func testLateTakesFromOtherThreadsAreBoundedPerDrain() throws {
+        let loop = try Loop.manual()
+        let log = Recorder<Int>()
+        Self.chain(0, last: .max, to: loop, log: log)
+        loop.engine.drainPosted()
+        XCTAssertEqual(log.values.count, 1 + LoopEngine.lateTakesPerDrain)
+        loop.shutdown()
+    }
+
     /// The loop thread's own posts made during a drain still wait for the poll: a drain takes no
     /// more jobs from other threads once the loop's thread has queued one.
     func testAnOwnPostDuringADrainStopsTakingJobsFromOtherThreads() throws {
