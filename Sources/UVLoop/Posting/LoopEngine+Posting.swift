@@ -53,8 +53,8 @@ extension LoopEngine {
     /// and at most once per call, so work the loop's thread queues while draining waits for a later
     /// drain. Jobs from other threads that arrive while a batch of theirs runs are taken in the
     /// same call (at most `lateTakesPerDrain` times), while the loop's thread has queued nothing
-    /// meanwhile. The budget bounds both, so
-    /// a job that re-posts itself forever cannot keep the loop from polling.
+    /// meanwhile. The budget bounds both, so a job that re-posts itself forever cannot keep the
+    /// loop from polling.
     func drainPosted(budget: Int? = nil) {
         let initialBudget = budget ?? postBudget
         var remaining = initialBudget
