@@ -37,12 +37,12 @@ extension StreamConnection {
     /// The bytes are written in the order of the calls. The call runs on the caller's executor
     /// (`nonisolated(nonsending)`): from a task on the loop's thread (one started with the loop
     /// as its executor preference) it writes at once when no other task's bytes wait; otherwise
-    /// the bytes are queued for the loop's thread, which writes them soon after. The call returns at once while the bytes not yet taken by the kernel
-    /// (these and those queued before) stay at or below the high-water mark; otherwise once they
-    /// have drained to the low-water mark (see ``setWriteWaterMarks(low:high:)``). So a peer that
-    /// never reads holds back its writer, and the memory queued stays near the high-water mark. A
-    /// write that fails on the loop's thread makes the next call throw. ``close()`` sends what
-    /// was written before it.
+    /// the bytes are queued for the loop's thread, which writes them soon after. The call returns
+    /// at once while the bytes not yet taken by the kernel (these and those queued before) stay
+    /// at or below the high-water mark; otherwise once they have drained to the low-water mark
+    /// (see ``setWriteWaterMarks(low:high:)``). So a peer that never reads holds back its writer,
+    /// and the memory queued stays near the high-water mark. A write that fails on the loop's
+    /// thread makes the next call throw. ``close()`` sends what was written before it.
     ///
     /// The first async call on a connection that a listener's handler got, or that was opened on
     /// a descriptor, waits once for the loop's thread to set up the async face (a connection
