@@ -10,9 +10,9 @@
 /// - Writes: a task on the loop's thread writes at once when no other task's bytes wait in
 ///   `outgoing`. Otherwise a task appends its bytes to `outgoing` and, unless a flush is on its
 ///   way, posts the connection's flush job (made once per connection: posting it allocates
-///   nothing). It returns at once while the bytes not yet taken by the kernel (`outgoing` and the loop's write queue)
-///   stay at or below the high-water mark, and otherwise waits until they drain to the low-water
-///   mark. A write the loop could not make fails the next call.
+///   nothing). It returns at once while the bytes not yet taken by the kernel (`outgoing` and
+///   the loop's write queue) stay at or below the high-water mark, and otherwise waits until they
+///   drain to the low-water mark. A write the loop could not make fails the next call.
 ///
 /// So a read that finds a chunk, and a write below the high-water mark, neither suspend nor
 /// allocate; a read that waits suspends once, with an `UnsafeContinuation` (no allocation), which

@@ -20,8 +20,9 @@ extension FileSystemRequest {
             : withPath { uv_fs_lstat(loopPointer, request, $0, Self.callback) }
     }
 
-    /// `startStatus` on `path`, given by the caller rather than read from the request's `path`
-    /// (a batch's requests do not keep their paths: see `FileSystemRequests.start(_:path:client:tag:_:)`).
+    /// `startStatus` on `path`, given by the caller rather than read from the request's `path` (a
+    /// batch's requests do not keep their paths: see
+    /// `FileSystemRequests.start(_:path:client:tag:_:)`).
     func startStatus(of path: String, followingSymlinks: Bool) -> Int32 {
         followingSymlinks
             ? path.withCString { uv_fs_stat(loopPointer, request, $0, Self.callback) }
