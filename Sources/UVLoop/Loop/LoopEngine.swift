@@ -199,12 +199,7 @@ final class LoopEngine {
     @inline(__always)
     func endBurstIOCallback(_ outermost: Bool) {
         guard outermost else { return }
-        if lifecycle.handlesClosed || lifecycle.isEnding {
-            afterCallback()
-        } else {
-            if lifecycle.takeStopRequest() { native.stop() }
-            if !check.isActive { check.start() }
-        }
+        if handleStopAndEnding(), !check.isActive { check.start() }
         isInCallback = false
     }
 
@@ -302,15 +297,22 @@ final class LoopEngine {
     /// Handles stop and shutdown requests, then keeps the idle and check handles active exactly
     /// while they have something to do.
     func afterCallback() {
-        if lifecycle.handlesClosed { return }
+        if handleStopAndEnding() { updateHandles() }
+    }
+
+    /// What a callback's end does about the loop's life: finishes an ending under way, or stops
+    /// the loop if asked. Returns whether the loop goes on, with handles to keep up to date.
+    @inline(__always)
+    private func handleStopAndEnding() -> Bool {
+        if lifecycle.handlesClosed { return false }
         // Atomics first, not the lock: a producer woken by the work just run (an `invoke` caller)
         // posts again at once, and would find the lock taken here.
         if lifecycle.isEnding {
             finishEnding()
-            return
+            return false
         }
         if lifecycle.takeStopRequest() { native.stop() }
-        updateHandles()
+        return true
     }
 
     func updateHandles() {
