@@ -209,22 +209,14 @@ final class FileChunksTests: XCTestCase {
         let channel = chunks.consumer.channel
         _ = try await chunks.next()
         // Two chunks ready, two more in the reader's buffers, no read in flight.
-        while try await loop.invoke({ file.box.value.inFlight }) > 0 || !channel.guarded.withLock({ $0.loopWaits }) {
-            await Task.yield()
-        }
+        try await waitUntilStoppedForRoom(file, channel)
         let blocker = try await PoolBlocker(occupying: loop)
         // A take frees room for one: the reader hands one over and reads again into its buffer
         // (a read the pool holds back); the next chunk finds no room.
         _ = try await chunks.next()
         while try await loop.invoke({ file.box.value.inFlight }) == 0 { await Task.yield() }
         loop.shutdown()
-        var taken = 0
-        do {
-            while try await chunks.next() != nil { taken += 1 }
-            XCTFail("shut down")
-        } catch {
-            XCTAssertEqual(error, .shutDown)
-        }
+        let taken = await takeUntilShutDown(&chunks)
         XCTAssertEqual(taken, 2, "the chunks ready before the ending")
         blocker.release()
         thread.shutdown()
@@ -241,18 +233,10 @@ final class FileChunksTests: XCTestCase {
         // not enough: a read still in flight could complete before the ending and, once a take
         // freed room, hand over a third.
         let channel = chunks.consumer.channel
-        while try await loop.invoke({ file.box.value.inFlight }) > 0 || !channel.guarded.withLock({ $0.loopWaits }) {
-            await Task.yield()
-        }
+        try await waitUntilStoppedForRoom(file, channel)
         XCTAssertEqual(channel.guarded.withLock({ $0.waiting }) + chunks.held, 2, "the chunks ready when the reader stops")
         loop.shutdown()
-        var taken = 0
-        do {
-            while try await chunks.next() != nil { taken += 1 }
-            XCTFail("shut down")
-        } catch {
-            XCTAssertEqual(error, .shutDown)
-        }
+        let taken = await takeUntilShutDown(&chunks)
         XCTAssertEqual(taken, 2, "the chunks read before the ending")
         // A sequence made after the ending throws at once.
         do {
@@ -260,5 +244,26 @@ final class FileChunksTests: XCTestCase {
         } catch {
             XCTAssertEqual(error, .shutDown)
         }
+    }
+
+    /// Waits until the reader has stopped for room in `channel` with no read of `file` in flight:
+    /// a state only a take changes.
+    private func waitUntilStoppedForRoom(_ file: LoopFile, _ channel: FileChunksChannel) async throws {
+        while try await file.loop.invoke({ file.box.value.inFlight }) > 0 || !channel.guarded.withLock({ $0.loopWaits }) {
+            await Task.yield()
+        }
+    }
+
+    /// Takes chunks until the sequence throws, which must be the loop's shutdown; returns how
+    /// many were taken.
+    private func takeUntilShutDown(_ chunks: inout FileChunks.Iterator) async -> Int {
+        var taken = 0
+        do {
+            while try await chunks.next() != nil { taken += 1 }
+            XCTFail("shut down")
+        } catch {
+            XCTAssertEqual(error, .shutDown)
+        }
+        return taken
     }
 }
