@@ -46,12 +46,8 @@ public actor MainLoopActor {
             shared.loop.isIsolatingCurrentContext() == true,
             "UVLoop: MainLoopActor.assumeIsolated called off the main loop's thread; use await or post to get there",
             file: file, line: line)
-        // The check above proved that we are isolated to the actor, which the type system cannot
-        // see; a synchronous function's isolation is not part of its calling convention, so the
-        // cast only drops the annotation (the standard library's MainActor.assumeIsolated does the same).
-        return try withoutActuallyEscaping(operation) { (isolated: @escaping @MainLoopActor () throws -> T) in
-            try unsafeBitCast(isolated, to: (() throws -> T).self)()
-        }
+        // The check above proved that we are isolated to the actor, which the type system cannot see.
+        return try callAssumingMainLoopIsolation(operation)
     }
 
     /// Runs `body` on the main loop's thread and returns its value; awaits the hop when needed.
