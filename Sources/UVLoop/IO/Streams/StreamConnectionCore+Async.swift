@@ -50,11 +50,12 @@ extension StreamConnectionCore {
     func flushAsyncWrites() {
         // No task has written unless one made the state.
         guard let asyncState else { return }
+        // The buffer lives in `extras`, made once tasks have written something.
         var taken: [[UInt8]] = []
-        swap(&taken, &asyncOutgoing)
+        if let extras { swap(&taken, &extras.asyncOutgoing) }
         asyncState.takeOutgoing(into: &taken)
         if taken.isEmpty {
-            swap(&taken, &asyncOutgoing)
+            if let extras { swap(&taken, &extras.asyncOutgoing) }
             return
         }
         usesAsyncWrites = true
@@ -71,7 +72,7 @@ extension StreamConnectionCore {
         let recycler = loop.engine.ioHandles.streamChunkRecycler
         for index in taken.indices { recycler.recycle(&taken[index]) }
         taken.removeAll(keepingCapacity: true)
-        swap(&taken, &asyncOutgoing)
+        swap(&taken, &madeExtras.asyncOutgoing)
         asyncState.flushed(byteCount: byteCount, queuedBytes: pendingWriteBytes, failure: failure)
     }
 

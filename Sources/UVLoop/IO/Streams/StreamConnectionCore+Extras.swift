@@ -1,5 +1,6 @@
 /// What only some connections use: a writability handler, pipes, a framed reader's resumer, a
-/// flushing close, a file transfer and the bytes it holds. Kept out of `StreamConnectionCore`
+/// flushing close, a file transfer and the bytes it holds, the async face's write buffer, a read
+/// buffer limit other than the default. Kept out of `StreamConnectionCore`
 /// and made on first use, so that the many connections that use none of it (an idle one, an
 /// echo served by a read handler) do not carry it. Loop thread only.
 final class StreamConnectionExtras {
@@ -11,12 +12,20 @@ final class StreamConnectionExtras {
     var pendingFlushCompletions: (CompletionList, Bool)?
     var fileTransfer: StreamFileTransfer?
     var heldWriteBytes = 0
+    /// The async face's writes, taken from `asyncState` by `flushAsyncWrites` (its own buffer,
+    /// swapped with the shared one so that both keep their capacity).
+    var asyncOutgoing: [[UInt8]] = []
+    var readBufferLimit = StreamConnectionExtras.defaultReadBufferLimit
+
+    /// How many bytes the async face buffers before it stops reading, unless set.
+    static let defaultReadBufferLimit = 64 * 1024
 }
 
 // Each of these reads nil (or 0) without making `extras`, and storing nil (or 0) into a
 // connection that has none makes none.
 extension StreamConnectionCore {
-    private var madeExtras: StreamConnectionExtras {
+    /// `extras`, made now if the connection has none yet.
+    var madeExtras: StreamConnectionExtras {
         if let extras { return extras }
         let made = StreamConnectionExtras()
         extras = made
@@ -70,5 +79,15 @@ extension StreamConnectionCore {
     var heldWriteBytes: Int {
         get { extras?.heldWriteBytes ?? 0 }
         set { if newValue != 0 || extras != nil { madeExtras.heldWriteBytes = newValue } }
+    }
+
+    /// How many bytes the async face buffers before it stops reading from the socket.
+    var readBufferLimit: Int {
+        get { extras?.readBufferLimit ?? StreamConnectionExtras.defaultReadBufferLimit }
+        set {
+            if newValue != StreamConnectionExtras.defaultReadBufferLimit || extras != nil {
+                madeExtras.readBufferLimit = newValue
+            }
+        }
     }
 }

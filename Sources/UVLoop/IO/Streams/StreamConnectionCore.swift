@@ -47,7 +47,6 @@ final class StreamConnectionCore: StreamCore {
     /// Async face: what the reading and writing tasks share with this thread, once they have
     /// used it (see `asyncState(for:)`); kept by the public connection.
     var asyncState: StreamAsyncState? { connection?.existingAsyncState }
-    var readBufferLimit = 64 * 1024
     /// The chunks the async face read and its reader has not taken yet.
     var bufferedReadBytes: Int { asyncState?.bufferedBytes ?? 0 }
 
@@ -62,14 +61,12 @@ final class StreamConnectionCore: StreamCore {
     /// the completions run (`runFinishedCompletions`), on the loop's thread: no access overlaps
     /// another, so it goes without the run-time exclusivity check that each close would pay.
     @exclusivity(unchecked) private var finishedCompletions: [(LoopError?) -> Void] = []
-    /// The async face's writes, taken from `asyncState` by `flushAsyncWrites` (its own buffer,
-    /// swapped with the shared one so that both keep their capacity).
-    var asyncOutgoing: [[UInt8]] = []
 
     /// The listener that accepted this connection, which drains it.
     weak var acceptingListener: StreamListenerCore?
     /// What only some connections use (a writability handler, pipes, a framed reader's resumer,
-    /// a flushing close, a file transfer), made on first use: see StreamConnectionCore+Extras.swift.
+    /// a flushing close, a file transfer, the async face's write buffer, a read buffer limit
+    /// other than the default), made on first use: see StreamConnectionCore+Extras.swift.
     var extras: StreamConnectionExtras?
 
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
