@@ -97,6 +97,8 @@ final class StreamConnectionCore: StreamCore {
     }
 
     override func closeNative(_ native: StreamHandle) {
+        // The descriptor closes now: its addresses are read first if nobody has read them.
+        connection?.keepAddressesBeforeClosing()
         if resetOnClose { native.closeWithReset() } else { native.close() }
     }
 

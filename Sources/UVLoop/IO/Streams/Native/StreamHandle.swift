@@ -275,6 +275,15 @@ struct StreamHandle: NativeIOHandle {
         }
     }
 
+    /// How a connection on this handle reads its addresses, and from which descriptor: `.none`
+    /// (and -1) for a terminal, a simulated stream or a handle without a descriptor.
+    var addressSource: (ConnectionAddresses.Source, Int32) {
+        guard simulated == nil, kind != .tty else { return (.none, -1) }
+        var fd: uv_os_fd_t = -1
+        guard uv_fileno(base, &fd) == 0 else { return (.none, -1) }
+        return (kind == .tcp ? .internet : .unixDomain, fd)
+    }
+
     func setNoDelay(_ enabled: Bool) -> Int32 {
         if simulated != nil { return 0 }
         return uv_tcp_nodelay(tcp, enabled ? 1 : 0)
