@@ -107,11 +107,9 @@ public final class Loop: Sendable {
     let metricsRecorder: LoopMetricsRecorder
     /// Whether the process forked since the loop's kernel objects were made (``afterFork()``).
     package let forkState: LoopForkState
-    /// Held while a connection's addresses are read on another thread than the loop's, and by the
-    /// loop's thread while it reads those of a connection it is about to close: so that a read
-    /// never reaches a descriptor that has been closed, or whose number was given to another
-    /// socket (see StreamConnection+Addresses.swift).
-    let connectionAddressReads = NativeMutex<Void>(())
+    /// Orders reads of a connection's addresses on other threads before the loop's thread closes
+    /// its descriptor (see StreamConnection+Addresses.swift).
+    let connectionAddressReads = ConnectionAddressReads()
 
     /// Creates a loop owned by this process, whose thread is the calling thread.
     ///

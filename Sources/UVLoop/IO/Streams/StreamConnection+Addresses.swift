@@ -11,16 +11,16 @@ extension StreamConnection {
     /// Both addresses, read from the descriptor the first time either is asked for, by the
     /// asking thread, and kept: a connection whose addresses nobody reads never asks the kernel
     /// for them while it is open. The loop's thread reads them just before it closes the
-    /// descriptor (`keepAddressesBeforeClosing`), so that they stay known afterwards. The loop's
-    /// `connectionAddressReads` lock orders the two: a read on another thread either finishes
-    /// before the descriptor is closed, or finds the addresses kept; it never reaches a closed
-    /// descriptor, or one whose number the kernel has given to another socket since.
+    /// descriptor (`keepAddressesBeforeClosing`), so that they stay known afterwards; the loop's
+    /// `ConnectionAddressReads` keeps a read on another thread from reaching a closed descriptor.
     private var addresses: ConnectionAddresses {
         if let known = addressesReference.load() { return known }
-        return loop.connectionAddressReads.withLock { _ in readAddresses() }
+        // The loop's thread is the one that closes the descriptor: open for this call.
+        if loop.isOnLoopThread { return readAddresses() }
+        return loop.connectionAddressReads.readOffLoopThread { readAddresses() }
     }
 
-    /// Reads and keeps the addresses unless they are kept already. `connectionAddressReads` held.
+    /// Reads and keeps the addresses unless they are kept already.
     private func readAddresses() -> ConnectionAddresses {
         if let known = addressesReference.load() { return known }
         return addressesReference.storeIfNil(ConnectionAddresses.reading(descriptor, as: addressSource))
@@ -30,6 +30,6 @@ extension StreamConnection {
     /// before the connection's descriptor is closed.
     func keepAddressesBeforeClosing() {
         guard addressesReference.load() == nil else { return }
-        _ = loop.connectionAddressReads.withLock { _ in readAddresses() }
+        loop.connectionAddressReads.keepBeforeClosing { _ = readAddresses() }
     }
 }

@@ -107,4 +107,31 @@ final class StreamConnectionAddressTests: XCTestCase {
         listener.close()
         loop.shutdown()
     }
+
+    /// Another thread reads the addresses of connections that the loop's thread closes at the
+    /// same time: each read gets that connection's own addresses, whichever comes first.
+    func testReadsOnAnotherThreadWhileTheLoopClosesTheConnections() async throws {
+        let thread = try Loop.startThread()
+        let loop = thread.loop
+        let listener = try await loop.listen(on: loopback())
+        var pairs: [(client: StreamConnection, server: StreamConnection)] = []
+        var accepted = listener.connections.makeAsyncIterator()
+        for _ in 0..<40 {
+            let client = try await loop.connect(to: listener.localAddress)
+            guard let server = try await accepted.next() else { throw LoopError.streamClosed }
+            pairs.append((client, server))
+        }
+        let expected = pairs.map { $0.client.localAddress }
+        XCTAssertFalse(expected.contains(nil))
+        let servers = pairs.map(\.server)
+        try loop.post { for server in servers { server.close() } }
+        let read = servers.map(\.remoteAddress)
+        try await loop.invoke {}   // the closes have run
+        XCTAssertEqual(read, expected)
+        XCTAssertEqual(servers.map(\.remoteAddress), expected, "kept after the close")
+        XCTAssertTrue(servers.allSatisfy { $0.localAddress == listener.localAddress })
+        for pair in pairs { pair.client.close() }
+        listener.close()
+        thread.shutdown()
+    }
 }
