@@ -1,6 +1,7 @@
 /// What only some connections use: a writability handler, pipes, a framed reader's resumer, a
 /// flushing close, a file transfer and the bytes it holds, the async face's write buffer, a read
-/// buffer limit other than the default. Kept out of `StreamConnectionCore`
+/// buffer limit and water marks other than the defaults (read only when writes queue or finish,
+/// not on a write the kernel takes at once). Kept out of `StreamConnectionCore`
 /// and made on first use, so that the many connections that use none of it (an idle one, an
 /// echo served by a read handler) do not carry it. Loop thread only.
 final class StreamConnectionExtras {
@@ -16,9 +17,14 @@ final class StreamConnectionExtras {
     /// swapped with the shared one so that both keep their capacity).
     var asyncOutgoing: [[UInt8]] = []
     var readBufferLimit = StreamConnectionExtras.defaultReadBufferLimit
+    var lowWaterMark = StreamConnectionExtras.defaultLowWaterMark
+    var highWaterMark = StreamConnectionExtras.defaultHighWaterMark
 
     /// How many bytes the async face buffers before it stops reading, unless set.
     static let defaultReadBufferLimit = 64 * 1024
+    /// The write queue's water marks, unless set.
+    static let defaultLowWaterMark = 32 * 1024
+    static let defaultHighWaterMark = 64 * 1024
 }
 
 // Each of these reads nil (or 0) without making `extras`, and storing nil (or 0) into a
@@ -88,6 +94,22 @@ extension StreamConnectionCore {
             if newValue != StreamConnectionExtras.defaultReadBufferLimit || extras != nil {
                 madeExtras.readBufferLimit = newValue
             }
+        }
+    }
+
+    /// The write queue's size at which a connection that stopped being writable is writable again.
+    var lowWaterMark: Int {
+        get { extras?.lowWaterMark ?? StreamConnectionExtras.defaultLowWaterMark }
+        set {
+            if newValue != StreamConnectionExtras.defaultLowWaterMark || extras != nil { madeExtras.lowWaterMark = newValue }
+        }
+    }
+
+    /// The write queue's size above which a connection is no longer writable.
+    var highWaterMark: Int {
+        get { extras?.highWaterMark ?? StreamConnectionExtras.defaultHighWaterMark }
+        set {
+            if newValue != StreamConnectionExtras.defaultHighWaterMark || extras != nil { madeExtras.highWaterMark = newValue }
         }
     }
 }

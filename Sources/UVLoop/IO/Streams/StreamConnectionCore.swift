@@ -54,8 +54,6 @@ final class StreamConnectionCore: StreamCore {
     private(set) var queuedWriteBytes = 0
     /// What counts against the water marks: the write queue and the bytes held behind a transfer.
     var pendingWriteBytes: Int { queuedWriteBytes + heldWriteBytes }
-    var lowWaterMark = 32 * 1024
-    var highWaterMark = 64 * 1024
     /// Completions of writes the kernel took at once: they run after `write` returned, from a
     /// posted job, and before any later write's completion. Appended to, and emptied before
     /// the completions run (`runFinishedCompletions`), on the loop's thread: no access overlaps
@@ -65,8 +63,8 @@ final class StreamConnectionCore: StreamCore {
     /// The listener that accepted this connection, which drains it.
     weak var acceptingListener: StreamListenerCore?
     /// What only some connections use (a writability handler, pipes, a framed reader's resumer,
-    /// a flushing close, a file transfer, the async face's write buffer, a read buffer limit
-    /// other than the default), made on first use: see StreamConnectionCore+Extras.swift.
+    /// a flushing close, a file transfer, the async face's write buffer, a read buffer limit or
+    /// water marks other than the defaults), made on first use: see StreamConnectionCore+Extras.swift.
     var extras: StreamConnectionExtras?
 
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
