@@ -50,14 +50,9 @@ extension StreamConnectionCore {
     func flushAsyncWrites() {
         // No task has written unless one made the state.
         guard let asyncState else { return }
-        // The buffer lives in `extras`, made once tasks have written something.
         var taken: [[UInt8]] = []
-        if let extras { swap(&taken, &extras.asyncOutgoing) }
         asyncState.takeOutgoing(into: &taken)
-        if taken.isEmpty {
-            if let extras { swap(&taken, &extras.asyncOutgoing) }
-            return
-        }
+        if taken.isEmpty { return }
         usesAsyncWrites = true
         var byteCount = 0
         var failure: LoopError?
@@ -72,8 +67,7 @@ extension StreamConnectionCore {
         let recycler = loop.engine.ioHandles.streamChunkRecycler
         for index in taken.indices { recycler.recycle(&taken[index]) }
         taken.removeAll(keepingCapacity: true)
-        swap(&taken, &madeExtras.asyncOutgoing)
-        asyncState.flushed(byteCount: byteCount, queuedBytes: pendingWriteBytes, failure: failure)
+        asyncState.flushed(byteCount: byteCount, queuedBytes: pendingWriteBytes, failure: failure, emptied: &taken)
     }
 
     /// Writes `bytes` for a task running on the loop's thread, when no task's bytes wait to be

@@ -1,9 +1,9 @@
 /// What only some connections use: a writability handler, pipes, a framed reader's resumer, a
-/// flushing close, a file transfer and the bytes it holds, the async face's write buffer, a read
-/// buffer limit and water marks other than the defaults (read only when writes queue or finish,
-/// not on a write the kernel takes at once). Kept out of `StreamConnectionCore`
-/// and made on first use, so that the many connections that use none of it (an idle one, an
-/// echo served by a read handler) do not carry it. Loop thread only.
+/// flushing close, a file transfer and the bytes it holds, a read buffer limit and water marks
+/// other than the defaults (read only when the async face starts, and when writes queue or
+/// finish, never on a write the kernel takes at once). Kept out of `StreamConnectionCore` and
+/// made on first use, so that the many connections that use none of it (an idle one, an echo
+/// served by a read handler or by the async face) do not carry it. Loop thread only.
 final class StreamConnectionExtras {
     var writableHandler: ((StreamConnection) -> Void)?
     var readResumer: ((StreamConnectionCore) -> Void)?
@@ -13,9 +13,6 @@ final class StreamConnectionExtras {
     var pendingFlushCompletions: (CompletionList, Bool)?
     var fileTransfer: StreamFileTransfer?
     var heldWriteBytes = 0
-    /// The async face's writes, taken from `asyncState` by `flushAsyncWrites` (its own buffer,
-    /// swapped with the shared one so that both keep their capacity).
-    var asyncOutgoing: [[UInt8]] = []
     var readBufferLimit = StreamConnectionExtras.defaultReadBufferLimit
     var lowWaterMark = StreamConnectionExtras.defaultLowWaterMark
     var highWaterMark = StreamConnectionExtras.defaultHighWaterMark
@@ -30,8 +27,7 @@ final class StreamConnectionExtras {
 // Each of these reads nil (or 0) without making `extras`, and storing nil (or 0) into a
 // connection that has none makes none.
 extension StreamConnectionCore {
-    /// `extras`, made now if the connection has none yet.
-    var madeExtras: StreamConnectionExtras {
+    private var madeExtras: StreamConnectionExtras {
         if let extras { return extras }
         let made = StreamConnectionExtras()
         extras = made

@@ -63,8 +63,8 @@ final class StreamConnectionCore: StreamCore {
     /// The listener that accepted this connection, which drains it.
     weak var acceptingListener: StreamListenerCore?
     /// What only some connections use (a writability handler, pipes, a framed reader's resumer,
-    /// a flushing close, a file transfer, the async face's write buffer, a read buffer limit or
-    /// water marks other than the defaults), made on first use: see StreamConnectionCore+Extras.swift.
+    /// a flushing close, a file transfer, a read buffer limit or water marks other than the
+    /// defaults), made on first use: see StreamConnectionCore+Extras.swift.
     var extras: StreamConnectionExtras?
 
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
