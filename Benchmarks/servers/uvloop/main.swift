@@ -74,31 +74,41 @@ final class ReadLog {
     var last = ContinuousClock.now
 }
 
+/// The plain echo's read handler: every chunk written back; the client's end closes. It
+/// captures nothing, so a connection it serves carries no closure context of its own (as the C
+/// server's connections carry nothing beside their handle).
+func echo(_ connection: StreamConnection, _ read: StreamRead) {
+    switch read {
+    case .bytes(let bytes): try? connection.write(bytes)   // above the high-water mark, reading pauses
+    case .end, .failed: connection.close()
+    }
+}
+
 /// The callback face's connection handler: echo every chunk; close on the client's end.
 @Sendable func serve(_ accepted: Result<StreamConnection, LoopError>, loop: Loop, idleTimeout: Duration?) {
     guard case .success(let connection) = accepted else { return }
     try? connection.setNoDelay(true)
-    let log = idleTimeout.map { _ in LoopBound(ReadLog(), loop: loop) }   // only with a timeout: no cost otherwise
-    let idle = idleTimeout.flatMap { timeout in
-        try? loop.schedule(after: timeout) {
-            // A timer moved on every read fires only after `timeout` without one: say so when a
-            // connection that was echoing is closed, with how long ago its last read was.
-            if let log, log.value.reads > 1 {
-                let quiet = ContinuousClock.now - log.value.last
-                let early = quiet < timeout - .milliseconds(20) ? "EARLY: " : ""
-                printError("\(early)idle timer closed a connection after \(log.value.reads) reads, the last \(quiet) ago (timeout \(timeout))")
-            }
-            connection.close()
+    guard let idleTimeout else {
+        try? connection.startReading(echo)
+        return
+    }
+    let log = LoopBound(ReadLog(), loop: loop)
+    let idle = try? loop.schedule(after: idleTimeout) {
+        // A timer moved on every read fires only after `idleTimeout` without one: say so when a
+        // connection that was echoing is closed, with how long ago its last read was.
+        if log.value.reads > 1 {
+            let quiet = ContinuousClock.now - log.value.last
+            let early = quiet < idleTimeout - .milliseconds(20) ? "EARLY: " : ""
+            printError("\(early)idle timer closed a connection after \(log.value.reads) reads, the last \(quiet) ago (timeout \(idleTimeout))")
         }
+        connection.close()
     }
     try? connection.startReading { connection, read in
         switch read {
         case .bytes(let bytes):
-            if let idleTimeout, let log {
-                log.value.reads += 1
-                log.value.last = ContinuousClock.now
-                if idle?.reschedule(after: idleTimeout) == false { printError("reschedule refused on an open connection") }
-            }
+            log.value.reads += 1
+            log.value.last = ContinuousClock.now
+            if idle?.reschedule(after: idleTimeout) == false { printError("reschedule refused on an open connection") }
             try? connection.write(bytes)   // above the high-water mark, reading pauses
         case .end, .failed:
             idle?.cancel()

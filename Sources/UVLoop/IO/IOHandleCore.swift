@@ -40,8 +40,8 @@ class IOHandleCore<Native: NativeIOHandle>: HandleContext, LoopIOHandle {
     /// every stream write a `swift_beginAccess` call.
     @exclusivity(unchecked) private var native: Native?
     /// Where the loop's record of open handles keeps this one (see `LoopIOHandles`). 32 bits:
-    /// it then fits the padding after `native` (a stream handle's 9 bytes), which keeps every
-    /// core the size it was.
+    /// it then fits the padding after `native` (a stream handle's 17 bytes), which keeps every
+    /// core a word smaller.
     private(set) final var registryIndex: Int32 = -1
     /// Why the handle closed, kept in one word (see `CloseState`): every open handle carries it.
     private var closeState = CloseState.open

@@ -42,7 +42,8 @@ struct LibUVHandle<Handle> {
         _ name: String, byteCount: Int = MemoryLayout<Handle>.size, alignment: Int = MemoryLayout<Handle>.alignment,
         closesOnFailure: Bool = false, initialize: (UnsafeMutablePointer<Handle>) -> Int32, context: HandleContext
     ) throws(LoopError) {
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: alignment)
+        // At least `OwnHandles.alignment`: the record of UVLoop's handles has one bit per that.
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: max(alignment, OwnHandles.alignment))
         raw.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
         let pointer = raw.bindMemory(to: Handle.self, capacity: 1)
         OwnHandles.insert(raw)

@@ -107,6 +107,9 @@ public final class Loop: Sendable {
     let metricsRecorder: LoopMetricsRecorder
     /// Whether the process forked since the loop's kernel objects were made (``afterFork()``).
     package let forkState: LoopForkState
+    /// Orders reads of a connection's addresses on other threads before the loop's thread closes
+    /// its descriptor (see StreamConnection+Addresses.swift).
+    let connectionAddressReads = ConnectionAddressReads()
 
     /// Creates a loop owned by this process, whose thread is the calling thread.
     ///

@@ -52,9 +52,11 @@ final class StreamAsyncState: Sendable {
         /// A read cancelled before it suspended: its token.
         var cancelledRead: UInt64 = 0
         // Writing.
-        /// Bytes tasks wrote, not yet taken by the loop (which swaps in its own emptied buffer, so
-        /// both keep their capacity).
+        /// Bytes tasks wrote, not yet taken by the loop (which puts `spareOutgoing` in their place,
+        /// and gives the array it took back emptied as the next spare, so both keep their
+        /// capacity).
         var outgoing: [[UInt8]] = []
+        var spareOutgoing: [[UInt8]] = []
         var outgoingBytes = 0
         var flushPosted = false
         /// The loop's write queue (`StreamConnectionCore.queuedWriteBytes`) as of its last change.
@@ -188,18 +190,23 @@ final class StreamAsyncState: Sendable {
 
     // MARK: writing, the loop's side
 
-    /// Takes the bytes tasks queued (loop thread), leaving `buffer` (empty) in their place.
+    /// Takes the bytes tasks queued (loop thread) into `buffer` (empty), leaving the spare array
+    /// in their place; `buffer` stays empty when none are queued.
     func takeOutgoing(into buffer: inout [[UInt8]]) {
         guarded.withLock { state in
-            swap(&state.outgoing, &buffer)
             state.flushPosted = false
+            guard !state.outgoing.isEmpty else { return }
+            swap(&state.outgoing, &buffer)
+            swap(&state.outgoing, &state.spareOutgoing)
         }
     }
 
     /// The loop wrote (or queued) `byteCount` bytes taken from `outgoing`, and reports its write
-    /// queue's size and the first write that failed.
-    func flushed(byteCount: Int, queuedBytes: Int, failure: LoopError?) {
+    /// queue's size and the first write that failed; `emptied` is the array it took them in,
+    /// kept (with its capacity) for the next take.
+    func flushed(byteCount: Int, queuedBytes: Int, failure: LoopError?, emptied: inout [[UInt8]]) {
         let (resumed, result) = guarded.withLock { state -> ([WriteContinuation], Result<Void, LoopError>) in
+            swap(&state.spareOutgoing, &emptied)
             state.outgoingBytes -= byteCount
             state.queuedBytes = queuedBytes
             if let failure, state.closed == nil {

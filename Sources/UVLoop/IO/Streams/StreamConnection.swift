@@ -39,35 +39,40 @@ import Synchronization
 public final class StreamConnection: Sendable {
     /// The loop whose thread runs this connection's callbacks.
     public let loop: Loop
-    /// This end's address, as the kernel reports it; nil when it has none (an unnamed Unix
-    /// socket reports the empty path instead). Callable from any thread.
-    public let localAddress: SocketAddress?
     /// Set by ``close()`` and ``resetAndClose()`` on the caller's thread, before they post the
     /// close: an async state made after them starts closed, as one made before is closed by them.
     /// The flag and the state's publication are sequentially consistent: a close stores the flag
     /// then loads the state, the loop publishes the state then loads the flag, and at least one of
     /// the two sees the other (with acquire and release alone, both could miss).
-    ///
-    /// Declared between the two addresses: Swift lays a class's fields out in declaration
-    /// order, and this byte fills the padding after the first address, which keeps every
-    /// connection one malloc size class smaller.
     private let closedByUser = Atomic<Bool>(false)
-    /// The peer's address, as the kernel reported it when the connection was made; nil when the
-    /// kernel had none (the peer was already gone). Callable from any thread.
-    public let remoteAddress: SocketAddress?
+    // The next two fill the padding after the flag: Swift lays a class's fields out in
+    // declaration order, and every connection carries this object.
+    /// How the addresses are read from `descriptor` (see StreamConnection+Addresses.swift).
+    let addressSource: ConnectionAddresses.Source
+    /// The connection's descriptor, from which its addresses are read on first use; it is open
+    /// until they are known (the loop's thread reads them before it closes it).
+    let descriptor: Int32
     /// The core, held inline (no box object of its own: every connection carries this).
     let box: LoopConfinedReference<StreamConnectionCore>
     /// What the async face's tasks share with the loop's thread (see `StreamAsyncState`), once
     /// they have used it: made on the loop's thread, from the core's settings, on first use
     /// (`asyncState()`), so that a connection served by callbacks never carries it.
     private let asyncStateReference = PublishedReference<StreamAsyncState>()
+    /// ``localAddress`` and ``remoteAddress``, once read (see StreamConnection+Addresses.swift).
+    let addressesReference = PublishedReference<ConnectionAddresses>()
 
     /// Wraps a connected core and makes it the core's public face.
     init(core: StreamConnectionCore) {
         loop = core.loop
-        localAddress = core.handle.localAddress
-        remoteAddress = core.handle.remoteAddress
+        (addressSource, descriptor) = core.handle.addressSource
         box = LoopConfinedReference(core)
+        if let simulated = core.handle.simulated {
+            // A simulated socket has no descriptor: its addresses are known now.
+            _ = addressesReference.storeIfNil(
+                ConnectionAddresses(local: simulated.localAddress, remote: simulated.remoteAddress))
+        } else if addressSource == .none {
+            _ = addressesReference.storeIfNil(.none)
+        }
         core.connection = self
     }
 

@@ -51,12 +51,8 @@ extension StreamConnectionCore {
         // No task has written unless one made the state.
         guard let asyncState else { return }
         var taken: [[UInt8]] = []
-        swap(&taken, &asyncOutgoing)
         asyncState.takeOutgoing(into: &taken)
-        if taken.isEmpty {
-            swap(&taken, &asyncOutgoing)
-            return
-        }
+        if taken.isEmpty { return }
         usesAsyncWrites = true
         var byteCount = 0
         var failure: LoopError?
@@ -71,8 +67,7 @@ extension StreamConnectionCore {
         let recycler = loop.engine.ioHandles.streamChunkRecycler
         for index in taken.indices { recycler.recycle(&taken[index]) }
         taken.removeAll(keepingCapacity: true)
-        swap(&taken, &asyncOutgoing)
-        asyncState.flushed(byteCount: byteCount, queuedBytes: pendingWriteBytes, failure: failure)
+        asyncState.flushed(byteCount: byteCount, queuedBytes: pendingWriteBytes, failure: failure, emptied: &taken)
     }
 
     /// Writes `bytes` for a task running on the loop's thread, when no task's bytes wait to be

@@ -1,7 +1,9 @@
 /// What only some connections use: a writability handler, pipes, a framed reader's resumer, a
-/// flushing close, a file transfer and the bytes it holds. Kept out of `StreamConnectionCore`
-/// and made on first use, so that the many connections that use none of it (an idle one, an
-/// echo served by a read handler) do not carry it. Loop thread only.
+/// flushing close, a file transfer and the bytes it holds, a read buffer limit and water marks
+/// other than the defaults (read only when the async face starts, and when writes queue or
+/// finish, never on a write the kernel takes at once). Kept out of `StreamConnectionCore` and
+/// made on first use, so that the many connections that use none of it (an idle one, an echo
+/// served by a read handler or by the async face) do not carry it. Loop thread only.
 final class StreamConnectionExtras {
     var writableHandler: ((StreamConnection) -> Void)?
     var readResumer: ((StreamConnectionCore) -> Void)?
@@ -11,6 +13,15 @@ final class StreamConnectionExtras {
     var pendingFlushCompletions: (CompletionList, Bool)?
     var fileTransfer: StreamFileTransfer?
     var heldWriteBytes = 0
+    var readBufferLimit = StreamConnectionExtras.defaultReadBufferLimit
+    var lowWaterMark = StreamConnectionExtras.defaultLowWaterMark
+    var highWaterMark = StreamConnectionExtras.defaultHighWaterMark
+
+    /// How many bytes the async face buffers before it stops reading, unless set.
+    static let defaultReadBufferLimit = 64 * 1024
+    /// The write queue's water marks, unless set.
+    static let defaultLowWaterMark = 32 * 1024
+    static let defaultHighWaterMark = 64 * 1024
 }
 
 // Each of these reads nil (or 0) without making `extras`, and storing nil (or 0) into a
@@ -70,5 +81,31 @@ extension StreamConnectionCore {
     var heldWriteBytes: Int {
         get { extras?.heldWriteBytes ?? 0 }
         set { if newValue != 0 || extras != nil { madeExtras.heldWriteBytes = newValue } }
+    }
+
+    /// How many bytes the async face buffers before it stops reading from the socket.
+    var readBufferLimit: Int {
+        get { extras?.readBufferLimit ?? StreamConnectionExtras.defaultReadBufferLimit }
+        set {
+            if newValue != StreamConnectionExtras.defaultReadBufferLimit || extras != nil {
+                madeExtras.readBufferLimit = newValue
+            }
+        }
+    }
+
+    /// The write queue's size at which a connection that stopped being writable is writable again.
+    var lowWaterMark: Int {
+        get { extras?.lowWaterMark ?? StreamConnectionExtras.defaultLowWaterMark }
+        set {
+            if newValue != StreamConnectionExtras.defaultLowWaterMark || extras != nil { madeExtras.lowWaterMark = newValue }
+        }
+    }
+
+    /// The write queue's size above which a connection is no longer writable.
+    var highWaterMark: Int {
+        get { extras?.highWaterMark ?? StreamConnectionExtras.defaultHighWaterMark }
+        set {
+            if newValue != StreamConnectionExtras.defaultHighWaterMark || extras != nil { madeExtras.highWaterMark = newValue }
+        }
     }
 }

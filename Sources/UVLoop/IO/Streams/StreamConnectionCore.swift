@@ -47,7 +47,6 @@ final class StreamConnectionCore: StreamCore {
     /// Async face: what the reading and writing tasks share with this thread, once they have
     /// used it (see `asyncState(for:)`); kept by the public connection.
     var asyncState: StreamAsyncState? { connection?.existingAsyncState }
-    var readBufferLimit = 64 * 1024
     /// The chunks the async face read and its reader has not taken yet.
     var bufferedReadBytes: Int { asyncState?.bufferedBytes ?? 0 }
 
@@ -55,21 +54,17 @@ final class StreamConnectionCore: StreamCore {
     private(set) var queuedWriteBytes = 0
     /// What counts against the water marks: the write queue and the bytes held behind a transfer.
     var pendingWriteBytes: Int { queuedWriteBytes + heldWriteBytes }
-    var lowWaterMark = 32 * 1024
-    var highWaterMark = 64 * 1024
     /// Completions of writes the kernel took at once: they run after `write` returned, from a
     /// posted job, and before any later write's completion. Appended to, and emptied before
     /// the completions run (`runFinishedCompletions`), on the loop's thread: no access overlaps
     /// another, so it goes without the run-time exclusivity check that each close would pay.
     @exclusivity(unchecked) private var finishedCompletions: [(LoopError?) -> Void] = []
-    /// The async face's writes, taken from `asyncState` by `flushAsyncWrites` (its own buffer,
-    /// swapped with the shared one so that both keep their capacity).
-    var asyncOutgoing: [[UInt8]] = []
 
     /// The listener that accepted this connection, which drains it.
     weak var acceptingListener: StreamListenerCore?
     /// What only some connections use (a writability handler, pipes, a framed reader's resumer,
-    /// a flushing close, a file transfer), made on first use: see StreamConnectionCore+Extras.swift.
+    /// a flushing close, a file transfer, a read buffer limit or water marks other than the
+    /// defaults), made on first use: see StreamConnectionCore+Extras.swift.
     var extras: StreamConnectionExtras?
 
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
@@ -100,6 +95,8 @@ final class StreamConnectionCore: StreamCore {
     }
 
     override func closeNative(_ native: StreamHandle) {
+        // The descriptor closes now: its addresses are read first if nobody has read them.
+        connection?.keepAddressesBeforeClosing()
         if resetOnClose { native.closeWithReset() } else { native.close() }
     }
 

@@ -11,13 +11,35 @@
 class StreamCore: IOHandleCore<StreamHandle> {
     /// The buffer every stream on the loop reads into (see `StreamReadBuffer`).
     let readBuffer: StreamReadBuffer
-    /// The simulated socket of a stream of a simulated network's host: kept until libuv's close
-    /// callback, which tells it first (`SimulatedStream.finishClosing`).
-    var simulated: SimulatedStream?
-    /// The descriptor the stream was opened on, when it was (`StreamHandle.init(opening:...)`).
-    var openedDescriptor: OpenedDescriptor?
+    /// Where the stream came from when not from libuv's own calls: a simulated network's socket,
+    /// or a descriptor someone else opened. One field for the two (a stream is never both): every
+    /// connection carries it, and nearly all have neither.
+    private var origin: StreamOrigin?
     /// The handle's finished write requests, kept for its next queued writes.
     private var freeWrites: [StreamWriteRequest] = []
+
+    /// The simulated socket of a stream of a simulated network's host: kept until libuv's close
+    /// callback, which tells it first (`SimulatedStream.finishClosing`).
+    var simulated: SimulatedStream? {
+        get {
+            if case .simulated(let simulated) = origin { return simulated }
+            return nil
+        }
+        set {
+            if let newValue { origin = .simulated(newValue) } else if simulated != nil { origin = nil }
+        }
+    }
+
+    /// The descriptor the stream was opened on, when it was (`StreamHandle.init(opening:...)`).
+    var openedDescriptor: OpenedDescriptor? {
+        get {
+            if case .descriptor(let opened) = origin { return opened }
+            return nil
+        }
+        set {
+            if let newValue { origin = .descriptor(newValue) } else if openedDescriptor != nil { origin = nil }
+        }
+    }
 
     /// Admits a stream on `loop`; the kind opens its handle next (`openStream`).
     override init(loop: Loop) throws(LoopError) {
@@ -77,4 +99,11 @@ class StreamCore: IOHandleCore<StreamHandle> {
         let opened = try StreamHandle(simulated: simulated, loop: loop.native, core: self)
         open(opened, keepsOwnerLoopAlive: true)
     }
+}
+
+/// Where a stream came from, for the few that did not come from libuv's own calls (see
+/// `StreamCore.origin`).
+private enum StreamOrigin {
+    case simulated(SimulatedStream)
+    case descriptor(OpenedDescriptor)
 }

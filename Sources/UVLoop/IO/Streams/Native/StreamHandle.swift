@@ -18,7 +18,6 @@ struct StreamHandle: NativeIOHandle {
     enum Kind { case tcp, pipe, tty }
 
     let handle: LibUVHandle<uv_stream_t>
-    let kind: Kind
     /// The simulated socket behind a stream of a simulated network's host (see
     /// `StreamHandle+Simulation.swift`), nil for a real one: each verb below that the simulation
     /// answers checks it first (one predictable branch on a real stream).
@@ -30,6 +29,10 @@ struct StreamHandle: NativeIOHandle {
     /// its handle). Safe because the core holds the simulated stream strongly until libuv's close
     /// callback (`StreamCore.simulated`), and a core uses its handle only while open, before that.
     var simulatedReference: Unmanaged<SimulatedStream>?
+    /// Last: Swift lays a struct's fields out in declaration order, and this one byte then ends
+    /// the struct (17 bytes rather than 24 with padding in the middle), so that the field a core
+    /// keeps after its handle (`IOHandleCore.registryIndex`) fits in the rest of the word.
+    let kind: Kind
 
     var pointer: UnsafeMutablePointer<uv_stream_t> { handle.pointer }
 
@@ -273,6 +276,15 @@ struct StreamHandle: NativeIOHandle {
         case .pipe: return SocketAddress.readingPath { uv_pipe_getpeername(pipe, $0, $1) }
         case .tty: return nil
         }
+    }
+
+    /// How a connection on this handle reads its addresses, and from which descriptor: `.none`
+    /// (and -1) for a terminal, a simulated stream or a handle without a descriptor.
+    var addressSource: (ConnectionAddresses.Source, Int32) {
+        guard simulated == nil, kind != .tty else { return (.none, -1) }
+        var fd: uv_os_fd_t = -1
+        guard uv_fileno(base, &fd) == 0 else { return (.none, -1) }
+        return (kind == .tcp ? .internet : .unixDomain, fd)
     }
 
     func setNoDelay(_ enabled: Bool) -> Int32 {
