@@ -55,7 +55,7 @@ extension OperationRequest {
     func finishComposite(with result: Result<Value, any Error>) {
         let (cancelled, closures) = state.withLock { state in
             state.stage = .completing
-            return (state.cancelRequested, takeClosures())
+            return (cancelRequested.load(ordering: .relaxed), takeClosures())
         }
         deliver(Outcome(result: result, isCancelled: cancelled), closures: closures)
     }
@@ -135,13 +135,13 @@ extension OperationRequest {
     }
 
     /// Loop thread: the worker is about to be queued; a request cancelled before this withdraws.
+    /// No lock: a cancel that this misses posts its withdrawal after setting the flag, and the
+    /// withdrawal, on this thread, finds the handle stored here.
     @inlinable
     func willQueueWorker(_ work: ThreadPoolWork) -> Bool {
-        state.withLock { state in
-            guard !state.cancelRequested else { return false }
-            state.stage = .queued(work)
-            return true
-        }
+        guard !cancelRequested.load(ordering: .acquiring) else { return false }
+        queuedWork.store(work.bitPattern, ordering: .relaxed)
+        return true
     }
 
     /// Whether the worker's result crosses to the loop's thread in the job's result space; a
@@ -175,9 +175,12 @@ extension OperationRequest {
     /// it itself (an outcome too large for the result space).
     @inlinable
     func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) -> Bool {
-        let (cancelRequested, closures) = state.withLock { state in
+        // The handle is recycled once this returns: a withdrawal posted by a cancel accepted
+        // before the lock below finds nothing to withdraw.
+        queuedWork.store(0, ordering: .relaxed)
+        let (cancelAccepted, closures) = state.withLock { state in
             state.stage = .completing
-            return (state.cancelRequested, takeClosures())
+            return (cancelRequested.load(ordering: .relaxed), takeClosures())
         }
         let result: Result<Value, any Error>?
         if cancelled {
@@ -196,7 +199,7 @@ extension OperationRequest {
         // Moved, not copied: a copy of the closures would retain and release the completion's
         // context, and one of the result its value.
         let outcome = complete(
-            Outcome(result: consume result, isCancelled: cancelled || cancelRequested), closures: consume closures)
+            Outcome(result: consume result, isCancelled: cancelled || cancelAccepted), closures: consume closures)
         guard Self.outcomeFitsWork else {
             publish(outcome)
             return false
