@@ -1,10 +1,10 @@
 import Synchronization
 import UVLoop
 
-/// One of the calls libuv's thread pool makes on a worker request (see `ThreadPoolJob`).
+/// One of the calls libuv's thread pool makes on a worker request (see `ThreadPoolJob`) that
+/// depends on its `Value` (`willQueue` does not).
 @usableFromInline
 enum ThreadPoolStep: Sendable {
-    case willQueue(ThreadPoolWork)
     case run(ThreadPoolWork)
     case finish(ThreadPoolWork, cancelled: Bool)
     /// After `finish` returned true: make the outcome it left in the result space final.
@@ -121,8 +121,6 @@ extension OperationRequest {
     @inlinable
     func perform(_ step: ThreadPoolStep) -> Bool {
         switch step {
-        case .willQueue(let work):
-            return willQueueWorker(work)
         case .run(let work):
             runWorker(work)
             return true
@@ -136,7 +134,8 @@ extension OperationRequest {
 
     /// Loop thread: the worker is about to be queued; a request cancelled before this withdraws.
     /// No lock: a cancel that this misses posts its withdrawal after setting the flag, and the
-    /// withdrawal, on this thread, finds the handle stored here.
+    /// withdrawal, on this thread, finds the handle stored here. Touches no type built from
+    /// `Value`, so the conformance calls it directly rather than through `threadPoolStep`.
     @inlinable
     func willQueueWorker(_ work: ThreadPoolWork) -> Bool {
         guard !cancelRequested.load(ordering: .acquiring) else { return false }
@@ -222,12 +221,13 @@ extension OperationRequest {
 }
 
 // libuv's callbacks reach the request through this conformance, whose witnesses are compiled once
-// for every `Value`: they only forward to `threadPoolStep`, which was compiled for the caller's.
+// for every `Value`: those that touch a type built from `Value` forward to `threadPoolStep`, which
+// was compiled for the caller's.
 extension OperationRequest: ThreadPoolJob {
     /// Loop thread: the worker is about to be queued; a request cancelled before this withdraws.
     @usableFromInline
     package func willQueue(_ work: ThreadPoolWork) -> Bool {
-        threadPoolStep(self, .willQueue(work))
+        willQueueWorker(work)
     }
 
     /// A pool thread: runs the worker; a throw becomes the outcome's error.
