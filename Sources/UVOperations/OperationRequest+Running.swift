@@ -7,8 +7,20 @@ import UVLoop
 enum ThreadPoolStep: Sendable {
     case run(ThreadPoolWork)
     case finish(ThreadPoolWork, cancelled: Bool)
-    /// After `finish` returned true: make the outcome it left in the result space final.
+    /// After `finish` left the outcome in the result space: make it final.
     case publish(ThreadPoolWork, soleOwner: Bool)
+}
+
+/// What a `ThreadPoolStep` left for the next one (see `OperationRequest.finishOnLoop`).
+@usableFromInline
+enum ThreadPoolStepResult: Sendable {
+    /// Nothing: the step did all there was to do.
+    case done
+    /// The final outcome waits in the result space for the `publish` step.
+    case outcomeWaits
+    /// As `outcomeWaits`, and dropping the outcome runs no code (nothing in it to release) and
+    /// calls no parent's hook: a request that no one else holds needs no `publish` step.
+    case outcomeWaitsDroppable
 }
 
 // Running a request. Everything on the path from `start` to the completion is inlinable, so that
@@ -119,16 +131,16 @@ extension OperationRequest {
     // MARK: the thread pool's calls
 
     @inlinable
-    func perform(_ step: ThreadPoolStep) -> Bool {
+    func perform(_ step: ThreadPoolStep) -> ThreadPoolStepResult {
         switch step {
         case .run(let work):
             runWorker(work)
-            return true
+            return .done
         case .finish(let work, let cancelled):
             return finishWorker(work, cancelled: cancelled)
         case .publish(let work, let soleOwner):
             publishWorker(work, soleOwner: soleOwner)
-            return true
+            return .done
         }
     }
 
@@ -169,11 +181,12 @@ extension OperationRequest {
     @inlinable
     static var outcomeFitsWork: Bool { ThreadPoolWork.canHoldResult(Outcome<Value>.self) }
 
-    /// Loop thread, exactly once: decides the outcome and completes the request. Returns true when
-    /// it left the final outcome in the result space for `publishWorker`; false when it published
-    /// it itself (an outcome too large for the result space).
+    /// Loop thread, exactly once: decides the outcome and completes the request. Returns whether
+    /// it left the final outcome in the result space for `publishWorker` (and whether that step
+    /// may be skipped for a request no one else holds), or published it itself (an outcome too
+    /// large for the result space).
     @inlinable
-    func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) -> Bool {
+    func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) -> ThreadPoolStepResult {
         // The handle is recycled once this returns: a withdrawal posted by a cancel accepted
         // before the lock below finds nothing to withdraw.
         queuedWork.store(0, ordering: .relaxed)
@@ -201,13 +214,23 @@ extension OperationRequest {
             Outcome(result: consume result, isCancelled: cancelled || cancelAccepted), closures: consume closures)
         guard Self.outcomeFitsWork else {
             publish(outcome)
-            return false
+            return .done
         }
+        let droppable = onFinish == nil && Self.dropsTrivially(outcome)
         work.storeResult(outcome)
+        return droppable ? .outcomeWaitsDroppable : .outcomeWaits
+    }
+
+    /// Whether dropping `outcome` runs no code: a value with nothing to release, or none, and no
+    /// error. Decided when the code is compiled for `Value`, except for the error.
+    @inlinable
+    static func dropsTrivially(_ outcome: Outcome<Value>) -> Bool {
+        guard _isPOD(Value.self) else { return false }
+        if case .failure = outcome.result { return false }
         return true
     }
 
-    /// Loop thread, right after `finishWorker` returned true: publishes the outcome it left in the
+    /// Loop thread, right after `finishWorker` left the outcome: publishes the outcome it left in the
     /// result space. A request that no one else holds (not the caller, nor a session, which it has
     /// left, nor a waiter, which holds it while it waits) and that has no parent's hook to call
     /// needs none of that: nothing can look at it again, so the outcome is dropped, with no lock
@@ -238,14 +261,18 @@ extension OperationRequest: ThreadPoolJob {
 
     /// Loop thread, exactly once: decides the outcome and delivers it. Between completing (the
     /// transform and completion run, the session is left) and publishing, the request looks at
-    /// whether the queue's reference, handed over here, is the only one left.
+    /// whether the queue's reference, handed over here, is the only one left. If so, and the
+    /// outcome can be dropped without running any code, nothing is left to do (see
+    /// `publishWorker`), and the `publish` step is not called.
     @usableFromInline
     package consuming func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
         // Read once: each read of the closure retains and releases its context.
         let step = threadPoolStep
-        guard step(self, .finish(work, cancelled: cancelled)) else { return }
+        let left = step(self, .finish(work, cancelled: cancelled))
+        if case .done = left { return }
         var request = consume self
         let soleOwner = isKnownUniquelyReferenced(&request)
+        if soleOwner, case .outcomeWaitsDroppable = left { return }
         // A `let` again: a call with the `var` copies the reference first (a retain and a release).
         let owned = consume request
         _ = step(owned, .publish(work, soleOwner: soleOwner))

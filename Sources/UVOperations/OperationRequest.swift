@@ -66,7 +66,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     /// could never fire; it would cost the loop's thread a `swift_beginAccess` call per request.
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var closures: OperationClosures<Value>?
     /// The thread-pool steps, compiled where `Value` is known (see `ThreadPoolStep`).
-    @usableFromInline let threadPoolStep: @Sendable (OperationRequest<Value>, ThreadPoolStep) -> Bool
+    @usableFromInline let threadPoolStep: @Sendable (OperationRequest<Value>, ThreadPoolStep) -> ThreadPoolStepResult
 
     @inlinable
     init(
