@@ -230,11 +230,11 @@ extension OperationRequest {
         return true
     }
 
-    /// Loop thread, right after `finishWorker` left the outcome: publishes the outcome it left in the
-    /// result space. A request that no one else holds (not the caller, nor a session, which it has
-    /// left, nor a waiter, which holds it while it waits) and that has no parent's hook to call
-    /// needs none of that: nothing can look at it again, so the outcome is dropped, with no lock
-    /// taken and no type-erased copy made.
+    /// Loop thread, right after `finishWorker` left the outcome in the result space: publishes it.
+    /// A request that no one else holds (not the caller, nor a session, which it has left, nor a
+    /// waiter, which holds it while it waits) and that has no parent's hook to call needs none of
+    /// that: nothing can look at it again, so the outcome is dropped, with no lock taken and no
+    /// type-erased copy made.
     @inlinable
     func publishWorker(_ work: ThreadPoolWork, soleOwner: Bool) {
         let outcome = work.takeResult(Outcome<Value>.self)
