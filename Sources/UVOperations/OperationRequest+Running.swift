@@ -1,14 +1,26 @@
 import Synchronization
 import UVLoop
 
-/// One of the calls libuv's thread pool makes on a worker request (see `ThreadPoolJob`).
+/// One of the calls libuv's thread pool makes on a worker request (see `ThreadPoolJob`) that
+/// depends on its `Value` (`willQueue` does not).
 @usableFromInline
 enum ThreadPoolStep: Sendable {
-    case willQueue(ThreadPoolWork)
     case run(ThreadPoolWork)
     case finish(ThreadPoolWork, cancelled: Bool)
-    /// After `finish` returned true: make the outcome it left in the result space final.
+    /// After `finish` left the outcome in the result space: make it final.
     case publish(ThreadPoolWork, soleOwner: Bool)
+}
+
+/// What a `ThreadPoolStep` left for the next one (see `OperationRequest.finishOnLoop`).
+@usableFromInline
+enum ThreadPoolStepResult: Sendable {
+    /// Nothing: the step did all there was to do.
+    case done
+    /// The final outcome waits in the result space for the `publish` step.
+    case outcomeWaits
+    /// As `outcomeWaits`, and dropping the outcome runs no code (nothing in it to release) and
+    /// calls no parent's hook: a request that no one else holds needs no `publish` step.
+    case outcomeWaitsDroppable
 }
 
 // Running a request. Everything on the path from `start` to the completion is inlinable, so that
@@ -55,7 +67,7 @@ extension OperationRequest {
     func finishComposite(with result: Result<Value, any Error>) {
         let (cancelled, closures) = state.withLock { state in
             state.stage = .completing
-            return (state.cancelRequested, takeClosures())
+            return (cancelRequested.load(ordering: .relaxed), takeClosures())
         }
         deliver(Outcome(result: result, isCancelled: cancelled), closures: closures)
     }
@@ -119,29 +131,28 @@ extension OperationRequest {
     // MARK: the thread pool's calls
 
     @inlinable
-    func perform(_ step: ThreadPoolStep) -> Bool {
+    func perform(_ step: ThreadPoolStep) -> ThreadPoolStepResult {
         switch step {
-        case .willQueue(let work):
-            return willQueueWorker(work)
         case .run(let work):
             runWorker(work)
-            return true
+            return .done
         case .finish(let work, let cancelled):
             return finishWorker(work, cancelled: cancelled)
         case .publish(let work, let soleOwner):
             publishWorker(work, soleOwner: soleOwner)
-            return true
+            return .done
         }
     }
 
     /// Loop thread: the worker is about to be queued; a request cancelled before this withdraws.
+    /// No lock: a cancel that this misses posts its withdrawal after setting the flag, and the
+    /// withdrawal, on this thread, finds the handle stored here. Touches no type built from
+    /// `Value`, so the conformance calls it directly rather than through `threadPoolStep`.
     @inlinable
     func willQueueWorker(_ work: ThreadPoolWork) -> Bool {
-        state.withLock { state in
-            guard !state.cancelRequested else { return false }
-            state.stage = .queued(work)
-            return true
-        }
+        guard !cancelRequested.load(ordering: .acquiring) else { return false }
+        queuedWork.store(work.bitPattern, ordering: .relaxed)
+        return true
     }
 
     /// Whether the worker's result crosses to the loop's thread in the job's result space; a
@@ -170,14 +181,18 @@ extension OperationRequest {
     @inlinable
     static var outcomeFitsWork: Bool { ThreadPoolWork.canHoldResult(Outcome<Value>.self) }
 
-    /// Loop thread, exactly once: decides the outcome and completes the request. Returns true when
-    /// it left the final outcome in the result space for `publishWorker`; false when it published
-    /// it itself (an outcome too large for the result space).
+    /// Loop thread, exactly once: decides the outcome and completes the request. Returns whether
+    /// it left the final outcome in the result space for `publishWorker` (and whether that step
+    /// may be skipped for a request no one else holds), or published it itself (an outcome too
+    /// large for the result space).
     @inlinable
-    func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) -> Bool {
-        let (cancelRequested, closures) = state.withLock { state in
+    func finishWorker(_ work: ThreadPoolWork, cancelled: Bool) -> ThreadPoolStepResult {
+        // The handle is recycled once this returns: a withdrawal posted by a cancel accepted
+        // before the lock below finds nothing to withdraw.
+        queuedWork.store(0, ordering: .relaxed)
+        let (cancelAccepted, closures) = state.withLock { state in
             state.stage = .completing
-            return (state.cancelRequested, takeClosures())
+            return (cancelRequested.load(ordering: .relaxed), takeClosures())
         }
         let result: Result<Value, any Error>?
         if cancelled {
@@ -196,20 +211,30 @@ extension OperationRequest {
         // Moved, not copied: a copy of the closures would retain and release the completion's
         // context, and one of the result its value.
         let outcome = complete(
-            Outcome(result: consume result, isCancelled: cancelled || cancelRequested), closures: consume closures)
+            Outcome(result: consume result, isCancelled: cancelled || cancelAccepted), closures: consume closures)
         guard Self.outcomeFitsWork else {
             publish(outcome)
-            return false
+            return .done
         }
+        let droppable = onFinish == nil && Self.dropsTrivially(outcome)
         work.storeResult(outcome)
+        return droppable ? .outcomeWaitsDroppable : .outcomeWaits
+    }
+
+    /// Whether dropping `outcome` runs no code: a value with nothing to release, or none, and no
+    /// error. Decided when the code is compiled for `Value`, except for the error.
+    @inlinable
+    static func dropsTrivially(_ outcome: Outcome<Value>) -> Bool {
+        guard _isPOD(Value.self) else { return false }
+        if case .failure = outcome.result { return false }
         return true
     }
 
-    /// Loop thread, right after `finishWorker` returned true: publishes the outcome it left in the
-    /// result space. A request that no one else holds (not the caller, nor a session, which it has
-    /// left, nor a waiter, which holds it while it waits) and that has no parent's hook to call
-    /// needs none of that: nothing can look at it again, so the outcome is dropped, with no lock
-    /// taken and no type-erased copy made.
+    /// Loop thread, right after `finishWorker` left the outcome in the result space: publishes it.
+    /// A request that no one else holds (not the caller, nor a session, which it has left, nor a
+    /// waiter, which holds it while it waits) and that has no parent's hook to call needs none of
+    /// that: nothing can look at it again, so the outcome is dropped, with no lock taken and no
+    /// type-erased copy made.
     @inlinable
     func publishWorker(_ work: ThreadPoolWork, soleOwner: Bool) {
         let outcome = work.takeResult(Outcome<Value>.self)
@@ -219,12 +244,13 @@ extension OperationRequest {
 }
 
 // libuv's callbacks reach the request through this conformance, whose witnesses are compiled once
-// for every `Value`: they only forward to `threadPoolStep`, which was compiled for the caller's.
+// for every `Value`: those that touch a type built from `Value` forward to `threadPoolStep`, which
+// was compiled for the caller's.
 extension OperationRequest: ThreadPoolJob {
     /// Loop thread: the worker is about to be queued; a request cancelled before this withdraws.
     @usableFromInline
     package func willQueue(_ work: ThreadPoolWork) -> Bool {
-        threadPoolStep(self, .willQueue(work))
+        willQueueWorker(work)
     }
 
     /// A pool thread: runs the worker; a throw becomes the outcome's error.
@@ -235,14 +261,18 @@ extension OperationRequest: ThreadPoolJob {
 
     /// Loop thread, exactly once: decides the outcome and delivers it. Between completing (the
     /// transform and completion run, the session is left) and publishing, the request looks at
-    /// whether the queue's reference, handed over here, is the only one left.
+    /// whether the queue's reference, handed over here, is the only one left. If so, and the
+    /// outcome can be dropped without running any code, nothing is left to do (see
+    /// `publishWorker`), and the `publish` step is not called.
     @usableFromInline
     package consuming func finishOnLoop(_ work: ThreadPoolWork, cancelled: Bool) {
         // Read once: each read of the closure retains and releases its context.
         let step = threadPoolStep
-        guard step(self, .finish(work, cancelled: cancelled)) else { return }
+        let left = step(self, .finish(work, cancelled: cancelled))
+        if case .done = left { return }
         var request = consume self
         let soleOwner = isKnownUniquelyReferenced(&request)
+        if soleOwner, case .outcomeWaitsDroppable = left { return }
         // A `let` again: a call with the `var` copies the reference first (a retain and a release).
         let owned = consume request
         _ = step(owned, .publish(work, soleOwner: soleOwner))

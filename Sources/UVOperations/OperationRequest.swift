@@ -41,6 +41,14 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     /// This request's slot in `session`, set when it joins.
     @usableFromInline let sessionSlot: Atomic<Int>
     @usableFromInline let state: AnnotatedMutex<RequestState>
+    /// Whether ``cancel()`` was accepted: set only by it, under `state`'s lock, where it is decided
+    /// together with the stage. Read under that lock, and without it by `willQueueWorker`, so that
+    /// handing a worker to the thread pool takes no lock.
+    @usableFromInline let cancelRequested: Atomic<Bool>
+    /// A worker's thread-pool handle (`ThreadPoolWork.bitPattern`) from when it is queued until it
+    /// begins completing, 0 otherwise: how a cancel withdraws it. Read and written on the loop's
+    /// thread only (queueing, completing and withdrawing all happen there), so relaxed.
+    @usableFromInline let queuedWork: Atomic<UInt>
     /// The operation's closures (see `OperationClosures`): set by `init`, then read and changed
     /// only while holding `state`'s lock, until completing begins and takes them out.
     ///
@@ -58,7 +66,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     /// could never fire; it would cost the loop's thread a `swift_beginAccess` call per request.
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var closures: OperationClosures<Value>?
     /// The thread-pool steps, compiled where `Value` is known (see `ThreadPoolStep`).
-    @usableFromInline let threadPoolStep: @Sendable (OperationRequest<Value>, ThreadPoolStep) -> Bool
+    @usableFromInline let threadPoolStep: @Sendable (OperationRequest<Value>, ThreadPoolStep) -> ThreadPoolStepResult
 
     @inlinable
     init(
@@ -81,6 +89,8 @@ public final class OperationRequest<Value: Sendable>: Sendable {
         closures = OperationClosures(worker: worker, transform: runnable.transform, completion: runnable.completion)
         sessionSlot = Atomic(-1)
         state = AnnotatedMutex(RequestState())
+        cancelRequested = Atomic(false)
+        queuedWork = Atomic(0)
         // Captures nothing once specialised, so it costs no allocation there.
         threadPoolStep = { request, step in request.perform(step) }
     }
@@ -91,7 +101,7 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     public var isFinished: Bool { state.withLock { $0.isFinished } }
 
     /// Whether ``cancel()`` was accepted (before the request began completing). Any thread.
-    public var isCancelled: Bool { state.withLock { $0.cancelRequested } }
+    public var isCancelled: Bool { cancelRequested.load(ordering: .acquiring) }
 
     /// The outcome once the request has completed, nil before. Any thread, never blocks.
     public var finishedOutcome: Outcome<Value>? {
@@ -172,8 +182,10 @@ public final class OperationRequest<Value: Sendable>: Sendable {
     @discardableResult
     public func cancel() -> Bool {
         let accepted = state.withLock { state in
-            guard !state.isCompleting, !state.cancelRequested else { return false }
-            state.cancelRequested = true
+            guard !state.isCompleting, !cancelRequested.load(ordering: .relaxed) else { return false }
+            // Before the withdrawal is posted: a worker that the loop's thread queues after this
+            // sees the flag (`willQueueWorker`), and one it queued before is withdrawn by the post.
+            cancelRequested.store(true, ordering: .releasing)
             return true
         }
         guard accepted else { return false }
@@ -190,12 +202,11 @@ public final class OperationRequest<Value: Sendable>: Sendable {
 
     /// Loop thread: `uv_cancel` for a worker still in the pool's queue.
     private func withdrawFromThreadPool() {
-        let work = state.withLock { state -> ThreadPoolWork? in
-            guard case .queued(let work) = state.stage else { return nil }
-            return work
-        }
+        // 0 before the worker is queued (it then sees the flag) and once it began completing.
+        let bits = queuedWork.load(ordering: .relaxed)
+        guard bits != 0 else { return }
         // Withdrawn or not, the after-work callback reports it; nothing more to do here.
-        _ = work?.cancel()
+        _ = ThreadPoolWork(bitPattern: bits).cancel()
     }
 }
 

@@ -1,7 +1,8 @@
 import UVLoop
 
-/// What an `OperationRequest` keeps under its lock: where it stands, whether it was cancelled,
-/// and, once anyone can look at them, its outcome and who waits for it (`completion`).
+/// What an `OperationRequest` keeps under its lock: where it stands and, once anyone can look at
+/// them, its outcome and who waits for it (`completion`). Whether it was cancelled is the
+/// request's `cancelRequested`, changed only under this lock.
 ///
 /// Not generic, because a request's deinit is compiled once for every `Value`: destroying a lock
 /// around generic state there would look up the metadata of the state, of the lock's cell and of
@@ -13,10 +14,9 @@ import UVLoop
 struct RequestState {
     @usableFromInline
     enum Stage {
-        /// Not handed to the thread pool (or, for a composite, not begun) yet.
+        /// A worker on its way to libuv's thread pool or in it (waiting for a thread, or
+        /// running; see the request's `queuedWork`); a composite not begun yet.
         case created
-        /// In libuv's thread pool: waiting for a thread, or running.
-        case queued(ThreadPoolWork)
         /// A composite whose children run.
         case running
         /// The outcome is decided; the transform and completion are running.
@@ -26,7 +26,6 @@ struct RequestState {
     }
 
     @usableFromInline var stage: Stage
-    @usableFromInline var cancelRequested: Bool
     /// The outcome and the waiters, made by the first waiter, by a pool thread with an outcome
     /// too large for the thread-pool job's result space, or when the request completes while
     /// someone holds it. Nil otherwise.
@@ -38,7 +37,6 @@ struct RequestState {
     @inlinable
     init() {
         stage = .created
-        cancelRequested = false
         completion = nil
     }
 
@@ -55,7 +53,7 @@ struct RequestState {
     var isCompleting: Bool {
         switch stage {
         case .completing, .finished: return true
-        case .created, .queued, .running: return false
+        case .created, .running: return false
         }
     }
 

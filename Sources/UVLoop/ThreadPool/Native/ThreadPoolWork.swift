@@ -39,7 +39,9 @@ package protocol ThreadPoolJob: AnyObject, Sendable {
 ///
 /// `@unchecked Sendable` is safe because the pointer is only dereferenced by `cancel()`, which
 /// checks (through the queue state that `data` points to) that it runs on the loop's thread, where
-/// libuv also runs the after-work callback that ends the handle's validity; and by the result
+/// libuv also runs the after-work callback that ends the handle's validity (a handle rebuilt from
+/// `bitPattern` carries the same contract: the job lets go of the number before `finishOnLoop`
+/// returns); and by the result
 /// space's accessors, whose contract is that only
 /// `runOnThreadPool` stores (on the pool thread) and only `finishOnLoop` takes (on the loop's
 /// thread), after it: libuv runs the after-work callback only once the work callback has returned,
@@ -50,6 +52,20 @@ package struct ThreadPoolWork: @unchecked Sendable {
     @usableFromInline let request: UnsafeMutablePointer<uv_work_t>
 
     init(request: UnsafeMutablePointer<uv_work_t>) {
+        self.request = request
+    }
+
+    /// The handle as a number, so that a job can keep it in an `Atomic` while it is queued.
+    @inlinable
+    package var bitPattern: UInt { UInt(bitPattern: request) }
+
+    /// The handle whose `bitPattern` is `bitPattern`, which must come from a handle still valid:
+    /// a job drops the number before its `finishOnLoop` returns.
+    @inlinable
+    package init(bitPattern: UInt) {
+        guard let request = UnsafeMutablePointer<uv_work_t>(bitPattern: bitPattern) else {
+            fatalError("UVLoop: ThreadPoolWork(bitPattern:) needs the bit pattern of a handle")
+        }
         self.request = request
     }
 
