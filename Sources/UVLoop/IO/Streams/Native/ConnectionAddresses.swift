@@ -31,7 +31,7 @@ final class ConnectionAddresses: Sendable {
     static func reading(_ descriptor: Int32, as source: Source) -> ConnectionAddresses {
         switch source {
         case .internet:
-            let local = internetAddress { getsockname(descriptor, $0, $1) }
+            let local = SocketAddress.reading { getsockname(descriptor, $0, $1) }
             return ConnectionAddresses(local: local, remote: internetPeer(of: descriptor, family: local?.family))
         case .unixDomain:
             return ConnectionAddresses(
@@ -48,25 +48,10 @@ final class ConnectionAddresses: Sendable {
     private static func internetPeer(of descriptor: Int32, family: SocketAddress.Family?) -> SocketAddress? {
         if let family, family != .unix {
             let size = family == .ipv4 ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size
-            let peer = internetAddress(size: size) { getsockopt(descriptor, SOL_SOCKET, SO_PEERNAME, $0, $1) }
+            let peer = SocketAddress.reading(size: size) { getsockopt(descriptor, SOL_SOCKET, SO_PEERNAME, $0, $1) }
             if let peer { return peer }
         }
-        return internetAddress { getpeername(descriptor, $0, $1) }
-    }
-
-    /// An IPv4 or IPv6 address read by `get` into a buffer of `size` bytes; nil when `get` fails
-    /// or reads another family.
-    private static func internetAddress(
-        size: Int = MemoryLayout<sockaddr_storage>.size,
-        _ get: (UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32
-    ) -> SocketAddress? {
-        var storage = sockaddr_storage()
-        var length = socklen_t(size)
-        return withUnsafeMutableBytes(of: &storage) { raw -> SocketAddress? in
-            let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr.self)
-            guard get(address, &length) == 0 else { return nil }
-            return SocketAddress(UnsafePointer(address))
-        }
+        return SocketAddress.reading { getpeername(descriptor, $0, $1) }
     }
 
     /// A Unix-domain socket's path read by `get`, as libuv's `uv_pipe_getsockname` gives it: up to

@@ -33,12 +33,15 @@ extension SocketAddress {
         }
     }
 
-    /// Reads an address with `get` (`uv_tcp_getsockname`, `uv_tcp_getpeername`); nil on failure.
-    static func reading(
-        _ get: (UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<Int32>) -> Int32
+    /// Reads an IPv4 or IPv6 address with `get` (`uv_tcp_getsockname`, `getpeername`, ...) into
+    /// a buffer of `size` bytes, whose length `get` takes as libuv's `int` or the kernel's
+    /// `socklen_t`; nil when `get` fails or reads another family.
+    static func reading<Length: FixedWidthInteger>(
+        size: Int = MemoryLayout<sockaddr_storage>.size,
+        _ get: (UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<Length>) -> Int32
     ) -> SocketAddress? {
         var storage = sockaddr_storage()
-        var length = Int32(MemoryLayout<sockaddr_storage>.size)
+        var length = Length(size)
         return withUnsafeMutableBytes(of: &storage) { raw -> SocketAddress? in
             let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr.self)
             guard get(address, &length) == 0 else { return nil }

@@ -268,16 +268,6 @@ struct StreamHandle: NativeIOHandle {
         }
     }
 
-    /// The peer's address (`getpeername`), or nil when it has none.
-    var remoteAddress: SocketAddress? {
-        if let simulated { return simulated.remoteAddress }
-        switch kind {
-        case .tcp: return SocketAddress.reading { uv_tcp_getpeername(tcp, $0, $1) }
-        case .pipe: return SocketAddress.readingPath { uv_pipe_getpeername(pipe, $0, $1) }
-        case .tty: return nil
-        }
-    }
-
     /// How a connection on this handle reads its addresses, and from which descriptor: `.none`
     /// (and -1) for a terminal, a simulated stream or a handle without a descriptor.
     var addressSource: (ConnectionAddresses.Source, Int32) {
