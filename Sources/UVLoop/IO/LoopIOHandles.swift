@@ -28,6 +28,10 @@ final class LoopIOHandles {
     var watchedDescriptors: Set<Int32> = []
     /// The buffer every stream on this loop reads into (see `StreamReadBuffer`), made by the first.
     lazy var streamReadBuffer = StreamReadBuffer()
+    /// The finished requests of the streams' queued writes, kept for the next queued write of any
+    /// stream on this loop (with their buffers, up to 64 KiB each): kept per loop rather than per
+    /// stream, so that a connection carries none while nothing of it is queued.
+    private var freeStreamWrites: [StreamWriteRequest] = []
     /// The large arrays that the streams' async face reads into again (see `StreamChunkRecycler`).
     lazy var streamChunkRecycler = StreamChunkRecycler()
     /// The buffer every datagram socket on this loop receives into (see `DatagramReceiveBuffer`).
@@ -56,6 +60,17 @@ final class LoopIOHandles {
     /// operations, name lookups and file transfers (not the user's own thread-pool jobs, which may wait for
     /// anything).
     var poolRequestsInFlight: Int { (fileSystemRequests?.inFlightCount ?? 0) + otherPoolRequestsInFlight }
+
+    /// A request for a stream's queued write: a kept one, or a new one.
+    func takeStreamWrite() -> StreamWriteRequest {
+        freeStreamWrites.popLast() ?? StreamWriteRequest(retainedCapacity: 64 * 1024)
+    }
+
+    /// Keeps a finished request of a stream's queued write for the next one, up to a few per
+    /// loop: a burst of queued writes leaves no more than that behind.
+    func recycleStreamWrite(_ request: StreamWriteRequest) {
+        if freeStreamWrites.count < 16 { freeStreamWrites.append(request) }
+    }
 
     /// Counts `count` requests of a name lookup or a file transfer onto libuv's thread pool (a
     /// negative count when they come back).

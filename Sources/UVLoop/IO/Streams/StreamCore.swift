@@ -2,8 +2,8 @@
 /// libuv stream handle. The handle's `data` field holds the core (retained) from
 /// `StreamHandle.init` until libuv's close callback, so that libuv's callbacks reach it with one
 /// load, and it lives as long as libuv may call it; no other object stands between them. It
-/// keeps what those callbacks need: the loop's read buffer, the handle's free write requests,
-/// the simulated socket of a simulated stream and the descriptor a stream was opened on.
+/// keeps what those callbacks need: the loop's read buffer, the simulated socket of a simulated
+/// stream and the descriptor a stream was opened on.
 /// Loop thread only.
 ///
 /// The kinds override what libuv reports (`streamDidRead(_:)` and the rest); each report comes
@@ -15,8 +15,6 @@ class StreamCore: IOHandleCore<StreamHandle> {
     /// or a descriptor someone else opened. One field for the two (a stream is never both): every
     /// connection carries it, and nearly all have neither.
     private var origin: StreamOrigin?
-    /// The handle's finished write requests, kept for its next queued writes.
-    private var freeWrites: [StreamWriteRequest] = []
 
     /// The simulated socket of a stream of a simulated network's host: kept until libuv's close
     /// callback, which tells it first (`SimulatedStream.finishClosing`).
@@ -74,14 +72,15 @@ class StreamCore: IOHandleCore<StreamHandle> {
 
     // MARK: write requests
 
+    /// A request for a queued write: a finished one of the loop's streams if one is kept (see
+    /// `LoopIOHandles.freeStreamWrites`), else a new one.
     func takeWriteRequest() -> StreamWriteRequest {
-        freeWrites.popLast() ?? StreamWriteRequest(retainedCapacity: 64 * 1024)
+        loop.engine.ioHandles.takeStreamWrite()
     }
 
-    /// Keeps a finished request for the next write (at most a few: a burst of queued writes
-    /// leaves no more than that behind).
+    /// Keeps a finished request for the next queued write of any stream on the loop.
     func recycle(_ request: StreamWriteRequest) {
-        if freeWrites.count < 4 { freeWrites.append(request) }
+        loop.engine.ioHandles.recycleStreamWrite(request)
     }
 
     // MARK: opening
