@@ -8,12 +8,12 @@
 final class LoopIOHandles {
     /// The open handles of the kinds built on `IOHandleCore` (one per connection, listener,
     /// watch...): an array in which each knows its place (`registryIndex`), so that opening and
-    /// closing one is an append and a swap with the last, with no hashing and 16 bytes a handle.
+    /// closing one is an append and a swap with the last, with no hashing and 8 bytes a handle.
     /// Changed only by `register` and `unregister`, on the loop's thread, none of which calls out
     /// while it changes the array, and read in whole by `closeAll`: no two accesses can overlap,
     /// so it goes without the run-time exclusivity check, which every connection's opening and
     /// closing would otherwise pay several times.
-    @exclusivity(unchecked) private(set) var handles: [any LoopIOHandle] = []
+    @exclusivity(unchecked) private(set) var handles: [LoopIOHandle] = []
     /// How to close each other open thing (an open file, the loop's file-system requests) at
     /// shutdown or detach. The closure sits in a struct so that the dictionary stores it as it
     /// is: a bare closure value would be wrapped in a thunk (an allocation) on every
@@ -83,13 +83,13 @@ final class LoopIOHandles {
 
     /// Records `handle` as open; its `closeForLoopEnding()` runs at shutdown or detach unless it
     /// has been unregistered before.
-    func register(_ handle: any LoopIOHandle) {
+    func register(_ handle: LoopIOHandle) {
         handle.setRegistryIndex(Int32(handles.count))
         handles.append(handle)
     }
 
     /// Forgets `handle`: it was closed. Nothing happens if it is not recorded.
-    func unregister(_ handle: any LoopIOHandle) {
+    func unregister(_ handle: LoopIOHandle) {
         let index = Int(handle.registryIndex)
         guard index >= 0, index < handles.count, handles[index] === handle else { return }
         let last = handles.removeLast()
@@ -129,13 +129,17 @@ final class LoopIOHandles {
 }
 
 /// An I/O handle as the loop's record of open handles keeps it (`LoopIOHandles`): every
-/// `IOHandleCore`.
-protocol LoopIOHandle: AnyObject {
+/// `IOHandleCore`, which overrides each member. A class rather than a protocol so that the record
+/// keeps a handle in one word (a protocol's existential takes two, the reference and the
+/// conformance), and without stored properties, so that each core's own fields keep their layout.
+class LoopIOHandle: HandleContext {
     /// Where the record keeps the handle (-1 when it does not).
-    var registryIndex: Int32 { get }
+    var registryIndex: Int32 { preconditionFailure("UVLoop internal error: LoopIOHandle.registryIndex not overridden") }
     /// Moves the handle to `index` of the record (-1: out of it); only the record calls it.
-    func setRegistryIndex(_ index: Int32)
+    func setRegistryIndex(_ index: Int32) {
+        preconditionFailure("UVLoop internal error: LoopIOHandle.setRegistryIndex not overridden")
+    }
     /// Closes the handle at the loop's shutdown or detach. Calls no user code synchronously (it
     /// may post, or resume a task).
-    func closeForLoopEnding()
+    func closeForLoopEnding() { preconditionFailure("UVLoop internal error: LoopIOHandle.closeForLoopEnding not overridden") }
 }
