@@ -82,13 +82,17 @@ final class LoopIOHandles {
     var isEmpty: Bool { handles.isEmpty && open.isEmpty }
 
     /// Records `handle` as open; its `closeForLoopEnding()` runs at shutdown or detach unless it
-    /// has been unregistered before.
+    /// has been unregistered before. Inlined, like `unregister`, so that a core's own calls reach
+    /// its registry index directly (`IOHandleCore`'s overrides are final) rather than through
+    /// the class's table.
+    @inline(__always)
     func register(_ handle: LoopIOHandle) {
         handle.setRegistryIndex(Int32(handles.count))
         handles.append(handle)
     }
 
     /// Forgets `handle`: it was closed. Nothing happens if it is not recorded.
+    @inline(__always)
     func unregister(_ handle: LoopIOHandle) {
         let index = Int(handle.registryIndex)
         guard index >= 0, index < handles.count, handles[index] === handle else { return }

@@ -12,8 +12,8 @@ import Synchronization
 /// (an object's address is a multiple of the heap's alignment, so that bit is free), and 0 while
 /// nothing is published. `Unmanaged` is safe here because the word holds one retained reference
 /// from the store that wins until `deinit`, which releases it, and is never changed in between;
-/// `load()` hands out the object while that reference keeps it alive (the caller holds the owner
-/// of this storage for the call).
+/// the loads hand out the object, or lend it to their closure, while that reference keeps it
+/// alive (the caller holds the owner of this storage for the call).
 struct PublishedEitherReference<First: AnyObject & Sendable, Second: AnyObject & Sendable>: ~Copyable, Sendable {
     /// The object published.
     enum Published {
@@ -25,20 +25,26 @@ struct PublishedEitherReference<First: AnyObject & Sendable, Second: AnyObject &
 
     init() {}
 
-    /// The published object if it is a `First`.
+    /// The published object if it is a `First`, else what `keptBy` finds in the published
+    /// `Second` (called with it lent, not retained, for the call); nil when nothing is published.
     @inline(__always)
-    func loadFirst() -> First? {
+    func loadFirst(orKeptBy keptBy: (Second) -> First?) -> First? {
         let bits = storage.load(ordering: .sequentiallyConsistent)
-        guard bits != 0, bits & Self.secondTag == 0 else { return nil }
-        return Unmanaged<First>.fromOpaque(UnsafeMutableRawPointer(bitPattern: bits)!).takeUnretainedValue()
+        guard bits != 0 else { return nil }
+        let address = UnsafeMutableRawPointer(bitPattern: bits & ~Self.secondTag)!
+        if bits & Self.secondTag == 0 { return Unmanaged<First>.fromOpaque(address).takeUnretainedValue() }
+        return Unmanaged<Second>.fromOpaque(address)._withUnsafeGuaranteedRef(keptBy)
     }
 
-    /// The published object if it is a `Second`.
+    /// The published object if it is a `Second`, else what `keptBy` finds in the published
+    /// `First` (called with it lent, not retained, for the call); nil when nothing is published.
     @inline(__always)
-    func loadSecond() -> Second? {
+    func loadSecond(orKeptBy keptBy: (First) -> Second?) -> Second? {
         let bits = storage.load(ordering: .sequentiallyConsistent)
-        guard bits & Self.secondTag != 0 else { return nil }
-        return Unmanaged<Second>.fromOpaque(UnsafeMutableRawPointer(bitPattern: bits & ~Self.secondTag)!).takeUnretainedValue()
+        guard bits != 0 else { return nil }
+        let address = UnsafeMutableRawPointer(bitPattern: bits & ~Self.secondTag)!
+        if bits & Self.secondTag != 0 { return Unmanaged<Second>.fromOpaque(address).takeUnretainedValue() }
+        return Unmanaged<First>.fromOpaque(address)._withUnsafeGuaranteedRef(keptBy)
     }
 
     /// Publishes `value` unless an object is published already.

@@ -16,8 +16,10 @@ extension StreamConnection {
     private var addresses: ConnectionAddresses {
         if let known = knownAddresses { return known }
         // The loop's thread is the one that closes the descriptor: open for this call.
-        if loop.isOnLoopThread { return readAddresses() }
-        return loop.connectionAddressReads.readOffLoopThread { readAddresses() }
+        return withLoop { loop in
+            if loop.isOnLoopThread { return readAddresses() }
+            return loop.connectionAddressReads.readOffLoopThread { readAddresses() }
+        }
     }
 
     /// Reads and keeps the addresses unless they are kept already.
@@ -28,8 +30,7 @@ extension StreamConnection {
 
     /// The addresses if they are kept. Any thread.
     var knownAddresses: ConnectionAddresses? {
-        if let addresses = published.loadSecond() { return addresses }
-        return published.loadFirst()?.addresses.load()
+        published.loadSecond { state in state.addresses.load() }
     }
 
     /// Keeps `made` as the addresses unless some are kept already; returns those kept.
@@ -44,6 +45,6 @@ extension StreamConnection {
     /// before the connection's descriptor is closed.
     func keepAddressesBeforeClosing() {
         guard knownAddresses == nil else { return }
-        loop.connectionAddressReads.keepBeforeClosing { _ = readAddresses() }
+        withLoop { $0.connectionAddressReads.keepBeforeClosing { _ = readAddresses() } }
     }
 }

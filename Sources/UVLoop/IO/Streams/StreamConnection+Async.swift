@@ -69,10 +69,8 @@ extension StreamConnection {
     /// posting the connection's flush job (made once, so posting it allocates nothing). A loop
     /// that refuses the job is ending, and closes the connection, which fails whoever waits.
     private func postAsyncFlush(_ state: StreamAsyncState) {
-        withLoop { loop in
-            if loop.isOnLoopThread { return box.value.flushAsyncWrites() }
-            try? loop.post(state.flushJob)
-        }
+        if withLoop({ $0.isOnLoopThread }) { return box.value.flushAsyncWrites() }
+        _ = withLoop { loop in Result { () throws(LoopError) in try loop.post(state.flushJob) } }
     }
 
     /// Asks the loop's thread to start reading, or to read again after a pause.

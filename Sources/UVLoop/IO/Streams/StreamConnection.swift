@@ -84,12 +84,14 @@ public final class StreamConnection: Sendable {
 
     /// The async face's state if a task or the loop has made it. Any thread.
     var existingAsyncState: StreamAsyncState? {
-        if let state = published.loadFirst() { return state }
-        return published.loadSecond()?.asyncState.load()
+        @inline(__always) get {
+            published.loadFirst { addresses in addresses.asyncState.load() }
+        }
     }
 
-    /// Calls `body` with the loop, lent for the call: what the async face's verbs use, as
-    /// ``loop`` returns it retained.
+    /// Calls `body` with the loop, lent for the call: what the verbs use to check the caller's
+    /// thread and reach the loop, as ``loop`` returns it retained (a retain and a release on
+    /// every write, say).
     @inline(__always)
     func withLoop<Result>(_ body: (Loop) -> Result) -> Result {
         box.withValue { core in body(core.loop) }
@@ -121,21 +123,18 @@ public final class StreamConnection: Sendable {
 
     /// The core, after checking that the caller is on the loop's thread.
     func core(_ operation: @autoclosure () -> String) -> StreamConnectionCore {
-        // The core's own `loop`: read through `loop`, the check would retain and release it.
-        let core = box.value
-        core.loop.preconditionOnLoopThread(operation())
-        return core
+        withLoop { $0.preconditionOnLoopThread(operation()) }
+        return box.value
     }
 
     /// The core, after checking that the caller is on the loop's thread, for a loop-thread-only
     /// call that has an async twin (`asyncForm`): the likely mistake is a missing `await`.
     func core(_ operation: @autoclosure () -> String, fromAsyncCode asyncForm: @autoclosure () -> String) -> StreamConnectionCore {
-        let core = box.value
         misusePrecondition(
-            core.loop.isOnLoopThread,
+            withLoop { $0.isOnLoopThread },
             "UVLoop: \(operation()) must run on the loop's thread; from async code use `\(asyncForm())`, "
                 + "which works from any task; elsewhere use loop.post or loop.invoke to get there")
-        return core
+        return box.value
     }
 
     /// Whether the connection is open: false once ``close()`` or ``resetAndClose()`` was called,
@@ -155,9 +154,11 @@ public final class StreamConnection: Sendable {
         // before goes out first.
         closedByUser.store(true, ordering: .sequentiallyConsistent)
         existingAsyncState?.close(.streamClosed)
-        _ = loop.onLoopThread {
-            box.value.flushAsyncWrites()
-            box.value.close(reason: .streamClosed)
+        _ = withLoop { loop in
+            loop.onLoopThread {
+                box.value.flushAsyncWrites()
+                box.value.close(reason: .streamClosed)
+            }
         }
     }
 
@@ -168,7 +169,7 @@ public final class StreamConnection: Sendable {
         let box = box
         closedByUser.store(true, ordering: .sequentiallyConsistent)
         existingAsyncState?.close(.streamClosed)
-        _ = loop.onLoopThread { box.value.closeWithReset(reason: .streamClosed) }
+        _ = withLoop { $0.onLoopThread { box.value.closeWithReset(reason: .streamClosed) } }
     }
 
     // MARK: options
