@@ -26,8 +26,6 @@ final class LoopIOHandles {
     /// only knows of those it polls), and those a stream was opened on (borrowed ones, which
     /// libuv knows by their duplicate). See `Loop.watchDescriptor`, `Loop.openConnection`.
     var watchedDescriptors: Set<Int32> = []
-    /// The buffer every stream on this loop reads into (see `StreamReadBuffer`), made by the first.
-    lazy var streamReadBuffer = StreamReadBuffer()
     /// The finished requests of the streams' queued writes, kept for the next queued write of any
     /// stream on this loop (with their buffers, up to 64 KiB each): kept per loop rather than per
     /// stream, so that a connection carries none while nothing of it is queued.

@@ -112,6 +112,13 @@ final class StreamConnectionCore: StreamCore {
     /// defaults), made on first use: see StreamConnectionCore+Extras.swift.
     var extras: StreamConnectionExtras?
 
+    /// A simulated socket, or a descriptor someone else opened (see `StreamCore.origin`): kept in
+    /// `extras`, as nearly all connections have neither.
+    override var origin: StreamOrigin? {
+        get { extras?.origin }
+        set { if newValue != nil || extras != nil { madeExtras.origin = newValue } }
+    }
+
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32? = nil) throws(LoopError) {
         try super.init(loop: loop)
