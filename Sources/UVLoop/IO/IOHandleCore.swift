@@ -31,7 +31,7 @@ protocol NativeIOHandle {
 /// ARCHITECTURE.md. It is a `HandleContext`, so that a kind may be its own handle's context
 /// (what the handle's `data` field holds) instead of allocating one beside it, as the streams'
 /// cores are (`StreamCore`).
-class IOHandleCore<Native: NativeIOHandle>: HandleContext, LoopIOHandle {
+class IOHandleCore<Native: NativeIOHandle>: LoopIOHandle {
     let loop: Loop
     /// Read (`handle`) and replaced (`open`, `close`, `endedByItself`) in whole, never passed
     /// `inout`, on the loop's thread only: no two accesses can overlap, so it goes without the
@@ -42,7 +42,7 @@ class IOHandleCore<Native: NativeIOHandle>: HandleContext, LoopIOHandle {
     /// Where the loop's record of open handles keeps this one (see `LoopIOHandles`). 32 bits:
     /// it then fits the padding after `native` (a stream handle's 17 bytes), which keeps every
     /// core a word smaller.
-    private(set) final var registryIndex: Int32 = -1
+    private var storedRegistryIndex: Int32 = -1
     /// Why the handle closed, kept in one word (see `CloseState`): every open handle carries it.
     private var closeState = CloseState.open
 
@@ -101,10 +101,12 @@ class IOHandleCore<Native: NativeIOHandle>: HandleContext, LoopIOHandle {
         native = nil
     }
 
-    final func setRegistryIndex(_ index: Int32) { registryIndex = index }
+    override final var registryIndex: Int32 { storedRegistryIndex }
+
+    override final func setRegistryIndex(_ index: Int32) { storedRegistryIndex = index }
 
     /// Closes the handle at the loop's shutdown or detach, with the loop's refusal as the reason.
-    final func closeForLoopEnding() { close(reason: loop.lifecycle.refusal) }
+    override final func closeForLoopEnding() { close(reason: loop.lifecycle.refusal) }
 
     /// How the libuv handle closes; a kind overrides it for another way (a stream's reset).
     func closeNative(_ native: Native) { native.close() }

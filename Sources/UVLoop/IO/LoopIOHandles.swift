@@ -8,12 +8,12 @@
 final class LoopIOHandles {
     /// The open handles of the kinds built on `IOHandleCore` (one per connection, listener,
     /// watch...): an array in which each knows its place (`registryIndex`), so that opening and
-    /// closing one is an append and a swap with the last, with no hashing and 16 bytes a handle.
+    /// closing one is an append and a swap with the last, with no hashing and 8 bytes a handle.
     /// Changed only by `register` and `unregister`, on the loop's thread, none of which calls out
     /// while it changes the array, and read in whole by `closeAll`: no two accesses can overlap,
     /// so it goes without the run-time exclusivity check, which every connection's opening and
     /// closing would otherwise pay several times.
-    @exclusivity(unchecked) private(set) var handles: [any LoopIOHandle] = []
+    @exclusivity(unchecked) private(set) var handles: [LoopIOHandle] = []
     /// How to close each other open thing (an open file, the loop's file-system requests) at
     /// shutdown or detach. The closure sits in a struct so that the dictionary stores it as it
     /// is: a bare closure value would be wrapped in a thunk (an allocation) on every
@@ -26,8 +26,10 @@ final class LoopIOHandles {
     /// only knows of those it polls), and those a stream was opened on (borrowed ones, which
     /// libuv knows by their duplicate). See `Loop.watchDescriptor`, `Loop.openConnection`.
     var watchedDescriptors: Set<Int32> = []
-    /// The buffer every stream on this loop reads into (see `StreamReadBuffer`), made by the first.
-    lazy var streamReadBuffer = StreamReadBuffer()
+    /// The finished requests of the streams' queued writes, kept for the next queued write of any
+    /// stream on this loop (with their buffers, up to 64 KiB each): kept per loop rather than per
+    /// stream, so that a connection carries none while nothing of it is queued.
+    private var freeStreamWrites: [StreamWriteRequest] = []
     /// The large arrays that the streams' async face reads into again (see `StreamChunkRecycler`).
     lazy var streamChunkRecycler = StreamChunkRecycler()
     /// The buffer every datagram socket on this loop receives into (see `DatagramReceiveBuffer`).
@@ -57,6 +59,17 @@ final class LoopIOHandles {
     /// anything).
     var poolRequestsInFlight: Int { (fileSystemRequests?.inFlightCount ?? 0) + otherPoolRequestsInFlight }
 
+    /// A request for a stream's queued write: a kept one, or a new one.
+    func takeStreamWrite() -> StreamWriteRequest {
+        freeStreamWrites.popLast() ?? StreamWriteRequest(retainedCapacity: 64 * 1024)
+    }
+
+    /// Keeps a finished request of a stream's queued write for the next one, up to a few per
+    /// loop: a burst of queued writes leaves no more than that behind.
+    func recycleStreamWrite(_ request: StreamWriteRequest) {
+        if freeStreamWrites.count < 16 { freeStreamWrites.append(request) }
+    }
+
     /// Counts `count` requests of a name lookup or a file transfer onto libuv's thread pool (a
     /// negative count when they come back).
     func poolRequestsStarted(_ count: Int) { otherPoolRequestsInFlight += count }
@@ -67,14 +80,18 @@ final class LoopIOHandles {
     var isEmpty: Bool { handles.isEmpty && open.isEmpty }
 
     /// Records `handle` as open; its `closeForLoopEnding()` runs at shutdown or detach unless it
-    /// has been unregistered before.
-    func register(_ handle: any LoopIOHandle) {
+    /// has been unregistered before. Inlined, like `unregister`, so that a core's own calls reach
+    /// its registry index directly (`IOHandleCore`'s overrides are final) rather than through
+    /// the class's table.
+    @inline(__always)
+    func register(_ handle: LoopIOHandle) {
         handle.setRegistryIndex(Int32(handles.count))
         handles.append(handle)
     }
 
     /// Forgets `handle`: it was closed. Nothing happens if it is not recorded.
-    func unregister(_ handle: any LoopIOHandle) {
+    @inline(__always)
+    func unregister(_ handle: LoopIOHandle) {
         let index = Int(handle.registryIndex)
         guard index >= 0, index < handles.count, handles[index] === handle else { return }
         let last = handles.removeLast()
@@ -114,13 +131,17 @@ final class LoopIOHandles {
 }
 
 /// An I/O handle as the loop's record of open handles keeps it (`LoopIOHandles`): every
-/// `IOHandleCore`.
-protocol LoopIOHandle: AnyObject {
+/// `IOHandleCore`, which overrides each member. A class rather than a protocol so that the record
+/// keeps a handle in one word (a protocol's existential takes two, the reference and the
+/// conformance), and without stored properties, so that each core's own fields keep their layout.
+class LoopIOHandle: HandleContext {
     /// Where the record keeps the handle (-1 when it does not).
-    var registryIndex: Int32 { get }
+    var registryIndex: Int32 { preconditionFailure("UVLoop internal error: LoopIOHandle.registryIndex not overridden") }
     /// Moves the handle to `index` of the record (-1: out of it); only the record calls it.
-    func setRegistryIndex(_ index: Int32)
+    func setRegistryIndex(_ index: Int32) {
+        preconditionFailure("UVLoop internal error: LoopIOHandle.setRegistryIndex not overridden")
+    }
     /// Closes the handle at the loop's shutdown or detach. Calls no user code synchronously (it
     /// may post, or resume a task).
-    func closeForLoopEnding()
+    func closeForLoopEnding() { preconditionFailure("UVLoop internal error: LoopIOHandle.closeForLoopEnding not overridden") }
 }

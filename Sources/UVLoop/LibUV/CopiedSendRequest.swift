@@ -2,8 +2,9 @@ import CLibUV
 import Glibc
 
 /// A libuv send request (`uv_write_t`, `uv_udp_send_t`) and the buffer that holds a copy of the
-/// bytes it sends: what the kernel did not take at once. Pooled per handle, so a queued send costs
-/// no allocation once a request of its size exists. Loop thread only.
+/// bytes it sends: what the kernel did not take at once. Pooled (a stream's per loop, a datagram
+/// socket's per socket), so a queued send costs no allocation once a request of its size exists.
+/// Loop thread only.
 ///
 /// The request and the buffer are freed in `deinit`, which runs only after libuv has called the
 /// request's callback (the request is retained while libuv holds it).

@@ -110,6 +110,10 @@ public final class Loop: Sendable {
     /// Orders reads of a connection's addresses on other threads before the loop's thread closes
     /// its descriptor (see StreamConnection+Addresses.swift).
     let connectionAddressReads = ConnectionAddressReads()
+    /// The buffer every stream on this loop reads into (see `StreamReadBuffer`), allocated by the
+    /// first. Kept here, two loads from a stream's core, because libuv asks for it before every
+    /// read. Loop thread only.
+    let streamReadBuffer = LoopConfinedReference(StreamReadBuffer())
 
     /// Creates a loop owned by this process, whose thread is the calling thread.
     ///

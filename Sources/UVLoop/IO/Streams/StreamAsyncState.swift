@@ -110,6 +110,9 @@ final class StreamAsyncState: Sendable {
     /// Writes what tasks queued (the connection's flush job, made once with the state): posted
     /// whenever they queue bytes and no flush is on its way.
     let flushJob: @Sendable () -> Void
+    /// The connection's addresses, when they are kept after this state was made: the connection
+    /// keeps one of the two, the first made (see `StreamConnection.published`).
+    let addresses = PublishedReference<ConnectionAddresses>()
 
     /// A state that starts as `initial` (the connection's settings and how far it has got).
     init(_ initial: Guarded, flushJob: @escaping @Sendable () -> Void) {

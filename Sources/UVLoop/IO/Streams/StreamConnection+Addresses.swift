@@ -14,22 +14,37 @@ extension StreamConnection {
     /// descriptor (`keepAddressesBeforeClosing`), so that they stay known afterwards; the loop's
     /// `ConnectionAddressReads` keeps a read on another thread from reaching a closed descriptor.
     private var addresses: ConnectionAddresses {
-        if let known = addressesReference.load() { return known }
+        if let known = knownAddresses { return known }
         // The loop's thread is the one that closes the descriptor: open for this call.
-        if loop.isOnLoopThread { return readAddresses() }
-        return loop.connectionAddressReads.readOffLoopThread { readAddresses() }
+        return withLoop { loop in
+            if loop.isOnLoopThread { return readAddresses() }
+            return loop.connectionAddressReads.readOffLoopThread { readAddresses() }
+        }
     }
 
     /// Reads and keeps the addresses unless they are kept already.
     private func readAddresses() -> ConnectionAddresses {
-        if let known = addressesReference.load() { return known }
-        return addressesReference.storeIfNil(ConnectionAddresses.reading(descriptor, as: addressSource))
+        if let known = knownAddresses { return known }
+        return keepAddresses(ConnectionAddresses.reading(descriptor, as: addressSource))
+    }
+
+    /// The addresses if they are kept. Any thread.
+    var knownAddresses: ConnectionAddresses? {
+        published.loadSecond { state in state.addresses.load() }
+    }
+
+    /// Keeps `made` as the addresses unless some are kept already; returns those kept.
+    func keepAddresses(_ made: ConnectionAddresses) -> ConnectionAddresses {
+        switch published.storeIfNil(.second(made)) {
+        case .first(let state): state.addresses.storeIfNil(made)
+        case .second(let addresses): addresses
+        }
     }
 
     /// Reads and keeps the addresses unless they are kept already, on the loop's thread, just
     /// before the connection's descriptor is closed.
     func keepAddressesBeforeClosing() {
-        guard addressesReference.load() == nil else { return }
-        loop.connectionAddressReads.keepBeforeClosing { _ = readAddresses() }
+        guard knownAddresses == nil else { return }
+        withLoop { $0.connectionAddressReads.keepBeforeClosing { _ = readAddresses() } }
     }
 }

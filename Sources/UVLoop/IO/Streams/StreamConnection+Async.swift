@@ -54,11 +54,11 @@ extension StreamConnection {
     ///   `UV_ECONNRESET`), ``LoopError/cancelled`` when the task is cancelled while suspended
     ///   (the bytes stay queued).
     public nonisolated(nonsending) func write(_ bytes: [UInt8]) async throws(LoopError) {
-        loop.preconditionSteppedWhileAwaiting("StreamConnection.write(_:)")
+        withLoop { $0.preconditionSteppedWhileAwaiting("StreamConnection.write(_:)") }
         // The state is there but for a connection's first async call: no async call to get it.
         let state = if let existing = existingAsyncState { existing } else { try await asyncState() }
         let box = box
-        try await state.write(bytes, onLoopThread: loop.isOnLoopThread) { bytes in
+        try await state.write(bytes, onLoopThread: withLoop { $0.isOnLoopThread }) { bytes in
             box.value.writeAsyncNow(bytes)
         } flush: {
             postAsyncFlush(state)
@@ -69,8 +69,8 @@ extension StreamConnection {
     /// posting the connection's flush job (made once, so posting it allocates nothing). A loop
     /// that refuses the job is ending, and closes the connection, which fails whoever waits.
     private func postAsyncFlush(_ state: StreamAsyncState) {
-        if loop.isOnLoopThread { return box.value.flushAsyncWrites() }
-        try? loop.post(state.flushJob)
+        if withLoop({ $0.isOnLoopThread }) { return box.value.flushAsyncWrites() }
+        _ = withLoop { loop in Result { () throws(LoopError) in try loop.post(state.flushJob) } }
     }
 
     /// Asks the loop's thread to start reading, or to read again after a pause.
@@ -78,8 +78,8 @@ extension StreamConnection {
         let box = box
         switch request {
         case .none: return
-        case .startReading: _ = loop.onLoopThread { box.value.startAsyncReading() }
-        case .resumeReading: _ = loop.onLoopThread { box.value.resumeAsyncReading() }
+        case .startReading: _ = withLoop { $0.onLoopThread { box.value.startAsyncReading() } }
+        case .resumeReading: _ = withLoop { $0.onLoopThread { box.value.resumeAsyncReading() } }
         }
     }
 
@@ -137,7 +137,7 @@ public struct StreamReads: AsyncSequence, Sendable {
         /// - Throws: like ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws(LoopError) -> [UInt8]? {
             let connection = connection
-            connection.loop.preconditionSteppedWhileAwaiting("StreamConnection.reads")
+            connection.withLoop { $0.preconditionSteppedWhileAwaiting("StreamConnection.reads") }
             let state = if let existing = connection.existingAsyncState { existing } else { try await connection.asyncState() }
             return try await state.read { connection.request($0) }.get()
         }

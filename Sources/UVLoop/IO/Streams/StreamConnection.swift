@@ -38,7 +38,14 @@ import Synchronization
 /// `UV_EPIPE` instead.
 public final class StreamConnection: Sendable {
     /// The loop whose thread runs this connection's callbacks.
-    public let loop: Loop
+    public var loop: Loop {
+        // The core's `loop` is a `let`, set before this object was made: any thread may read it.
+        box.value.loop
+    }
+
+    // Every connection carries this object: its fields are laid out (in declaration order) to
+    // fill whole words, and the loop is read through the core rather than kept twice.
+
     /// Set by ``close()`` and ``resetAndClose()`` on the caller's thread, before they post the
     /// close: an async state made after them starts closed, as one made before is closed by them.
     /// The flag and the state's publication are sequentially consistent: a close stores the flag
@@ -54,30 +61,41 @@ public final class StreamConnection: Sendable {
     let descriptor: Int32
     /// The core, held inline (no box object of its own: every connection carries this).
     let box: LoopConfinedReference<StreamConnectionCore>
-    /// What the async face's tasks share with the loop's thread (see `StreamAsyncState`), once
-    /// they have used it: made on the loop's thread, from the core's settings, on first use
-    /// (`asyncState()`), so that a connection served by callbacks never carries it.
-    private let asyncStateReference = PublishedReference<StreamAsyncState>()
-    /// ``localAddress`` and ``remoteAddress``, once read (see StreamConnection+Addresses.swift).
-    let addressesReference = PublishedReference<ConnectionAddresses>()
+    /// What the async face's tasks share with the loop's thread (see `StreamAsyncState`) and the
+    /// addresses (see StreamConnection+Addresses.swift), in one word: whichever is made first is
+    /// kept here, and keeps the other when it comes (`ConnectionAddresses.asyncState`,
+    /// `StreamAsyncState.addresses`). The async state is made on the loop's thread, from the
+    /// core's settings, on first use (`asyncState()`), so that a connection served by callbacks
+    /// never carries it.
+    let published = PublishedEitherReference<StreamAsyncState, ConnectionAddresses>()
 
     /// Wraps a connected core and makes it the core's public face.
     init(core: StreamConnectionCore) {
-        loop = core.loop
         (addressSource, descriptor) = core.handle.addressSource
         box = LoopConfinedReference(core)
         if let simulated = core.handle.simulated {
             // A simulated socket has no descriptor: its addresses are known now.
-            _ = addressesReference.storeIfNil(
-                ConnectionAddresses(local: simulated.localAddress, remote: simulated.remoteAddress))
+            _ = keepAddresses(ConnectionAddresses(local: simulated.localAddress, remote: simulated.remoteAddress))
         } else if addressSource == .none {
-            _ = addressesReference.storeIfNil(.none)
+            _ = keepAddresses(ConnectionAddresses(local: nil, remote: nil))
         }
         core.connection = self
     }
 
     /// The async face's state if a task or the loop has made it. Any thread.
-    var existingAsyncState: StreamAsyncState? { asyncStateReference.load() }
+    var existingAsyncState: StreamAsyncState? {
+        @inline(__always) get {
+            published.loadFirst { addresses in addresses.asyncState.load() }
+        }
+    }
+
+    /// Calls `body` with the loop, lent for the call: what the verbs use to check the caller's
+    /// thread and reach the loop, as ``loop`` returns it retained (a retain and a release on
+    /// every write, say).
+    @inline(__always)
+    func withLoop<Result>(_ body: (Loop) -> Result) -> Result {
+        box.withValue { core in body(core.loop) }
+    }
 
     /// Whether ``close()`` or ``resetAndClose()`` has been called. Any thread.
     var isClosedByUser: Bool { closedByUser.load(ordering: .sequentiallyConsistent) }
@@ -85,7 +103,10 @@ public final class StreamConnection: Sendable {
     /// Keeps `made` as the async face's state unless one is kept already; returns the one kept.
     /// Loop thread only (`StreamConnectionCore.asyncState(for:)` makes it).
     func keepAsyncState(_ made: StreamAsyncState) -> StreamAsyncState {
-        asyncStateReference.storeIfNil(made)
+        switch published.storeIfNil(.first(made)) {
+        case .first(let state): state
+        case .second(let addresses): addresses.asyncState.storeIfNil(made)
+        }
     }
 
     /// The async face's state: made on the loop's thread on first use, at once there and after a
@@ -94,7 +115,7 @@ public final class StreamConnection: Sendable {
     nonisolated(nonsending) func asyncState() async throws(LoopError) -> StreamAsyncState {
         if let existing = existingAsyncState { return existing }
         let box = box
-        if loop.isOnLoopThread { return box.value.asyncState(for: self) }
+        if withLoop({ $0.isOnLoopThread }) { return box.value.asyncState(for: self) }
         return try await loop.suspendOnLoopThread { [self] (_, continuation: LoopContinuation<StreamAsyncState>) in
             continuation.resume(returning: box.value.asyncState(for: self))
         } cancel: { _ in }
@@ -102,7 +123,7 @@ public final class StreamConnection: Sendable {
 
     /// The core, after checking that the caller is on the loop's thread.
     func core(_ operation: @autoclosure () -> String) -> StreamConnectionCore {
-        loop.preconditionOnLoopThread(operation())
+        withLoop { $0.preconditionOnLoopThread(operation()) }
         return box.value
     }
 
@@ -110,7 +131,7 @@ public final class StreamConnection: Sendable {
     /// call that has an async twin (`asyncForm`): the likely mistake is a missing `await`.
     func core(_ operation: @autoclosure () -> String, fromAsyncCode asyncForm: @autoclosure () -> String) -> StreamConnectionCore {
         misusePrecondition(
-            loop.isOnLoopThread,
+            withLoop { $0.isOnLoopThread },
             "UVLoop: \(operation()) must run on the loop's thread; from async code use `\(asyncForm())`, "
                 + "which works from any task; elsewhere use loop.post or loop.invoke to get there")
         return box.value
@@ -133,9 +154,11 @@ public final class StreamConnection: Sendable {
         // before goes out first.
         closedByUser.store(true, ordering: .sequentiallyConsistent)
         existingAsyncState?.close(.streamClosed)
-        _ = loop.onLoopThread {
-            box.value.flushAsyncWrites()
-            box.value.close(reason: .streamClosed)
+        _ = withLoop { loop in
+            loop.onLoopThread {
+                box.value.flushAsyncWrites()
+                box.value.close(reason: .streamClosed)
+            }
         }
     }
 
@@ -146,7 +169,7 @@ public final class StreamConnection: Sendable {
         let box = box
         closedByUser.store(true, ordering: .sequentiallyConsistent)
         existingAsyncState?.close(.streamClosed)
-        _ = loop.onLoopThread { box.value.closeWithReset(reason: .streamClosed) }
+        _ = withLoop { $0.onLoopThread { box.value.closeWithReset(reason: .streamClosed) } }
     }
 
     // MARK: options

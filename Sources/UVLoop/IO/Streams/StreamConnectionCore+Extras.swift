@@ -1,7 +1,8 @@
 /// What only some connections use: a writability handler, pipes, a framed reader's resumer, a
-/// flushing close, a file transfer and the bytes it holds, a read buffer limit and water marks
-/// other than the defaults (read only when the async face starts, and when writes queue or
-/// finish, never on a write the kernel takes at once). Kept out of `StreamConnectionCore` and
+/// flushing close, a file transfer and the bytes it holds, the simulated socket or the descriptor
+/// opened by others that the connection is on (`StreamCore.origin`), a read buffer limit and
+/// water marks other than the defaults (read only when the async face starts, and when writes
+/// queue or finish, never on a write the kernel takes at once). Kept out of `StreamConnectionCore` and
 /// made on first use, so that the many connections that use none of it (an idle one, an echo
 /// served by a read handler or by the async face) do not carry it. Loop thread only.
 final class StreamConnectionExtras {
@@ -13,6 +14,7 @@ final class StreamConnectionExtras {
     var pendingFlushCompletions: (CompletionList, Bool)?
     var fileTransfer: StreamFileTransfer?
     var heldWriteBytes = 0
+    var origin: StreamOrigin?
     var readBufferLimit = StreamConnectionExtras.defaultReadBufferLimit
     var lowWaterMark = StreamConnectionExtras.defaultLowWaterMark
     var highWaterMark = StreamConnectionExtras.defaultHighWaterMark
@@ -27,7 +29,7 @@ final class StreamConnectionExtras {
 // Each of these reads nil (or 0) without making `extras`, and storing nil (or 0) into a
 // connection that has none makes none.
 extension StreamConnectionCore {
-    private var madeExtras: StreamConnectionExtras {
+    var madeExtras: StreamConnectionExtras {
         if let extras { return extras }
         let made = StreamConnectionExtras()
         extras = made

@@ -7,37 +7,82 @@ final class StreamConnectionCore: StreamCore {
     enum ReadMode { case idle, callback, async }
     enum ReadEnd { case end, failed(LoopError) }
 
-    // The one-byte fields come first and together, and what only some connections use lives in
+    // The one-byte fields come first and together, the flags that change at most a few times in
+    // a connection's life share one byte (`Flags`), and what only some connections use lives in
     // `extras` (StreamConnectionCore+Extras.swift): Swift lays a class's fields out in the order
     // they are declared, so scattered flags each cost an 8-byte slot, and every idle connection
-    // carries this object.
+    // carries this object. The flags a read or a write changes keep a byte each, which a store
+    // sets without loading the others.
 
     // Reading.
     var readMode = ReadMode.idle
     private(set) var isReading = false
-    /// Reading has ended: the peer's end, a read error, or the close that a read handler heard of
-    /// as its last read.
-    var readHasEnded = false
     // Writing.
     private(set) var isWritable = true
-    private(set) var writesShutDown = false
-    /// Whether tasks have written through the async face: the loop then tells `asyncState` how
-    /// its write queue drains.
-    var usesAsyncWrites = false
-    // Flow control (StreamConnectionCore+FlowControl.swift).
-    /// Whether the read handler's reading pauses while the write queue is above the high-water mark.
-    var pausesReadingWhileUnwritable = true
-    /// Whether the user wants the read handler to get reads (startReading, not stopReading).
-    var wantsReading = false
-    /// Reading was paused by the write queue (this connection's, or a pipe's destination's); it
-    /// resumes when that queue drains to its low-water mark.
-    var readingPausedForWrites = false
     /// The read handler is running: its writes are answers, which pause reading when they
     /// back up.
     var isDeliveringReads = false
+    private var flags = Flags.pausesReadingWhileUnwritable
+
+    /// The flags that change at most a few times in a connection's life; each is read and set
+    /// through the property of its name below.
+    private struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let readHasEnded = Flags(rawValue: 1 << 0)
+        static let writesShutDown = Flags(rawValue: 1 << 1)
+        static let usesAsyncWrites = Flags(rawValue: 1 << 2)
+        static let pausesReadingWhileUnwritable = Flags(rawValue: 1 << 3)
+        static let wantsReading = Flags(rawValue: 1 << 4)
+        static let readingPausedForWrites = Flags(rawValue: 1 << 5)
+        static let resetOnClose = Flags(rawValue: 1 << 6)
+    }
+
+    @inline(__always)
+    private func setFlag(_ flag: Flags, _ value: Bool) {
+        if value { flags.formUnion(flag) } else { flags.subtract(flag) }
+    }
+
+    // Reading.
+    /// Reading has ended: the peer's end, a read error, or the close that a read handler heard of
+    /// as its last read.
+    var readHasEnded: Bool {
+        get { flags.contains(.readHasEnded) }
+        set { setFlag(.readHasEnded, newValue) }
+    }
+    // Writing.
+    private(set) var writesShutDown: Bool {
+        get { flags.contains(.writesShutDown) }
+        set { setFlag(.writesShutDown, newValue) }
+    }
+    /// Whether tasks have written through the async face: the loop then tells `asyncState` how
+    /// its write queue drains.
+    var usesAsyncWrites: Bool {
+        get { flags.contains(.usesAsyncWrites) }
+        set { setFlag(.usesAsyncWrites, newValue) }
+    }
+    // Flow control (StreamConnectionCore+FlowControl.swift).
+    /// Whether the read handler's reading pauses while the write queue is above the high-water mark.
+    var pausesReadingWhileUnwritable: Bool {
+        get { flags.contains(.pausesReadingWhileUnwritable) }
+        set { setFlag(.pausesReadingWhileUnwritable, newValue) }
+    }
+    /// Whether the user wants the read handler to get reads (startReading, not stopReading).
+    var wantsReading: Bool {
+        get { flags.contains(.wantsReading) }
+        set { setFlag(.wantsReading, newValue) }
+    }
+    /// Reading was paused by the write queue (this connection's, or a pipe's destination's); it
+    /// resumes when that queue drains to its low-water mark.
+    var readingPausedForWrites: Bool {
+        get { flags.contains(.readingPausedForWrites) }
+        set { setFlag(.readingPausedForWrites, newValue) }
+    }
     // Closing.
     /// The next close resets the connection (TCP `SO_LINGER` 0) instead of closing it gracefully.
-    private var resetOnClose = false
+    private var resetOnClose: Bool {
+        get { flags.contains(.resetOnClose) }
+        set { setFlag(.resetOnClose, newValue) }
+    }
 
     /// The public object, once connected or accepted; dropped when libuv is done with the handle.
     var connection: StreamConnection?
@@ -66,6 +111,13 @@ final class StreamConnectionCore: StreamCore {
     /// a flushing close, a file transfer, a read buffer limit or water marks other than the
     /// defaults), made on first use: see StreamConnectionCore+Extras.swift.
     var extras: StreamConnectionExtras?
+
+    /// A simulated socket, or a descriptor someone else opened (see `StreamCore.origin`): kept in
+    /// `extras`, as nearly all connections have neither.
+    override var origin: StreamOrigin? {
+        get { extras?.origin }
+        set { if newValue != nil || extras != nil { madeExtras.origin = newValue } }
+    }
 
     /// Creates the handle and records it with the loop, which closes it at shutdown or detach.
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32? = nil) throws(LoopError) {

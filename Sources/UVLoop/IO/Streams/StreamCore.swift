@@ -2,21 +2,20 @@
 /// libuv stream handle. The handle's `data` field holds the core (retained) from
 /// `StreamHandle.init` until libuv's close callback, so that libuv's callbacks reach it with one
 /// load, and it lives as long as libuv may call it; no other object stands between them. It
-/// keeps what those callbacks need: the loop's read buffer, the handle's free write requests,
-/// the simulated socket of a simulated stream and the descriptor a stream was opened on.
-/// Loop thread only.
+/// reaches what those callbacks need: the loop's read buffer (through the loop), the simulated
+/// socket of a simulated stream and the descriptor a stream was opened on (`origin`, which each
+/// kind keeps where it likes). Loop thread only.
 ///
 /// The kinds override what libuv reports (`streamDidRead(_:)` and the rest); each report comes
 /// on the loop's thread, from a libuv callback (or the simulated network's delivery).
 class StreamCore: IOHandleCore<StreamHandle> {
-    /// The buffer every stream on the loop reads into (see `StreamReadBuffer`).
-    let readBuffer: StreamReadBuffer
     /// Where the stream came from when not from libuv's own calls: a simulated network's socket,
-    /// or a descriptor someone else opened. One field for the two (a stream is never both): every
-    /// connection carries it, and nearly all have neither.
-    private var origin: StreamOrigin?
-    /// The handle's finished write requests, kept for its next queued writes.
-    private var freeWrites: [StreamWriteRequest] = []
+    /// or a descriptor someone else opened (a stream is never both). Kept by each kind: a
+    /// connection keeps it among what only some connections use, as nearly all have neither.
+    var origin: StreamOrigin? {
+        get { preconditionFailure("UVLoop internal error: StreamCore.origin not overridden") }
+        set { preconditionFailure("UVLoop internal error: StreamCore.origin not overridden") }
+    }
 
     /// The simulated socket of a stream of a simulated network's host: kept until libuv's close
     /// callback, which tells it first (`SimulatedStream.finishClosing`).
@@ -43,7 +42,7 @@ class StreamCore: IOHandleCore<StreamHandle> {
 
     /// Admits a stream on `loop`; the kind opens its handle next (`openStream`).
     override init(loop: Loop) throws(LoopError) {
-        readBuffer = loop.engine.ioHandles.streamReadBuffer
+        loop.streamReadBuffer.value.allocateIfNeeded()
         try super.init(loop: loop)
     }
 
@@ -74,14 +73,15 @@ class StreamCore: IOHandleCore<StreamHandle> {
 
     // MARK: write requests
 
+    /// A request for a queued write: a finished one of the loop's streams if one is kept (see
+    /// `LoopIOHandles.freeStreamWrites`), else a new one.
     func takeWriteRequest() -> StreamWriteRequest {
-        freeWrites.popLast() ?? StreamWriteRequest(retainedCapacity: 64 * 1024)
+        loop.engine.ioHandles.takeStreamWrite()
     }
 
-    /// Keeps a finished request for the next write (at most a few: a burst of queued writes
-    /// leaves no more than that behind).
+    /// Keeps a finished request for the next queued write of any stream on the loop.
     func recycle(_ request: StreamWriteRequest) {
-        if freeWrites.count < 4 { freeWrites.append(request) }
+        loop.engine.ioHandles.recycleStreamWrite(request)
     }
 
     // MARK: opening
@@ -103,7 +103,7 @@ class StreamCore: IOHandleCore<StreamHandle> {
 
 /// Where a stream came from, for the few that did not come from libuv's own calls (see
 /// `StreamCore.origin`).
-private enum StreamOrigin {
+enum StreamOrigin {
     case simulated(SimulatedStream)
     case descriptor(OpenedDescriptor)
 }

@@ -16,6 +16,12 @@ final class StreamListenerCore: StreamCore {
     var openConnectionCount = 0
     /// A drain under way (see StreamListener+Drain.swift).
     var drain: ListenerDrain?
+    private var storedOrigin: StreamOrigin?
+
+    override var origin: StreamOrigin? {
+        get { storedOrigin }
+        set { storedOrigin = newValue }
+    }
 
     init(loop: Loop, kind: StreamHandle.Kind, socketFamily: Int32?) throws(LoopError) {
         try super.init(loop: loop)

@@ -3,7 +3,8 @@ import Glibc
 
 /// A connection's two addresses, read from its descriptor once: by the first thread that asks
 /// for one, or by the loop's thread just before it closes the descriptor (see
-/// StreamConnection+Addresses.swift). Immutable, so any thread may read it.
+/// StreamConnection+Addresses.swift). Immutable but for `asyncState`, which is published once, so
+/// any thread may read it. One per connection.
 final class ConnectionAddresses: Sendable {
     /// How a connection's addresses are read from its descriptor.
     enum Source: UInt8 {
@@ -17,14 +18,14 @@ final class ConnectionAddresses: Sendable {
 
     let local: SocketAddress?
     let remote: SocketAddress?
+    /// The connection's async state, when it is made after the addresses were kept: the
+    /// connection keeps one of the two, the first made (see `StreamConnection.published`).
+    let asyncState = PublishedReference<StreamAsyncState>()
 
     init(local: SocketAddress?, remote: SocketAddress?) {
         self.local = local
         self.remote = remote
     }
-
-    /// The addresses of a connection that has none (a terminal).
-    static let none = ConnectionAddresses(local: nil, remote: nil)
 
     /// Reads the addresses of the socket `descriptor`, which must stay open for the call, the way
     /// `source` says; an address the kernel does not report is nil.
@@ -37,7 +38,7 @@ final class ConnectionAddresses: Sendable {
             return ConnectionAddresses(
                 local: path { getsockname(descriptor, $0, $1) }, remote: path { getpeername(descriptor, $0, $1) })
         case .none:
-            return .none
+            return ConnectionAddresses(local: nil, remote: nil)
         }
     }
 

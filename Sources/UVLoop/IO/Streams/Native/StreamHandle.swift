@@ -124,18 +124,27 @@ struct StreamHandle: NativeIOHandle {
     func startReading() -> Int32 {
         if let simulated { return simulated.startReading() }
         return uv_read_start(pointer, { handle, _, buffer in
-            StreamHandle.withContext(of: UnsafeMutableRawPointer(handle!)) { context in
-                buffer!.pointee = uv_buf_t(base: context.readBuffer.base, len: context.readBuffer.count)
-            }
-        }, { stream, count, _ in
+            buffer!.pointee = uv_buf_t(base: StreamHandle.readBuffer(of: handle!), len: StreamReadBuffer.size)
+        }, { stream, count, buffer in
             StreamHandle.withContext(of: UnsafeMutableRawPointer(stream!)) { context in
                 if count > 0 {
-                    context.streamDidRead(UnsafeRawBufferPointer(start: context.readBuffer.base, count: count))
+                    // libuv hands back the buffer the allocation callback gave it.
+                    context.streamDidRead(UnsafeRawBufferPointer(start: buffer!.pointee.base, count: count))
                 } else if count < 0 {
                     context.streamReadDidEnd(Int32(count))
                 }
             }
         })
+    }
+
+    /// The loop's read buffer, for the stream whose handle is `handle`: reached through the
+    /// loop's `let`s from the core, each lent (`withContext`, `withValue`), so that lending it to
+    /// libuv before every read retains nothing.
+    @inline(__always)
+    private static func readBuffer(of handle: UnsafeMutablePointer<uv_handle_t>) -> UnsafeMutablePointer<CChar>? {
+        withContext(of: UnsafeMutableRawPointer(handle)) { context in
+            context.loop.streamReadBuffer.withValue { $0.base }
+        }
     }
 
     /// Stops reading (`uv_read_stop`); the kernel keeps what arrives, up to its buffer.
