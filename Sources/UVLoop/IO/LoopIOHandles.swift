@@ -64,11 +64,18 @@ final class LoopIOHandles {
         freeStreamWrites.popLast() ?? StreamWriteRequest(retainedCapacity: 64 * 1024)
     }
 
-    /// Keeps a finished request of a stream's queued write for the next one, up to a few per
-    /// loop: a burst of queued writes leaves no more than that behind.
+    /// How many finished requests of the streams' queued writes a loop keeps at most.
+    static let keptStreamWritesLimit = 16
+
+    /// Keeps a finished request of a stream's queued write for the next one, up to
+    /// `keptStreamWritesLimit` per loop: a burst of queued writes, on however many streams,
+    /// leaves no more than that behind.
     func recycleStreamWrite(_ request: StreamWriteRequest) {
-        if freeStreamWrites.count < 16 { freeStreamWrites.append(request) }
+        if freeStreamWrites.count < Self.keptStreamWritesLimit { freeStreamWrites.append(request) }
     }
+
+    /// The number of finished write requests kept for the streams' next queued writes.
+    var keptStreamWriteCount: Int { freeStreamWrites.count }
 
     /// Counts `count` requests of a name lookup or a file transfer onto libuv's thread pool (a
     /// negative count when they come back).

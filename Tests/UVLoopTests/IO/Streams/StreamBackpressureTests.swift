@@ -39,6 +39,39 @@ final class StreamBackpressureTests: XCTestCase {
         loop.shutdown()
     }
 
+    /// Writes queued on several connections at once leave a bounded number of finished requests
+    /// (and their buffers) behind on the loop, however many were queued.
+    func testFinishedWriteRequestsKeptByTheLoopAreBounded() throws {
+        let loop = try Loop()
+        let pairs = try (0..<4).map { _ in try connectedPair(on: loop) }
+        let chunk = [UInt8](repeating: 1, count: 64 * 1024)
+        var sent = 0
+        for (client, _, _) in pairs {
+            try client.setWriteWaterMarks(low: 16 * 1024, high: 512 * 1024)
+            // The servers do not read yet: write until each writer is told to stop.
+            while client.isWritable {
+                try client.write(chunk)
+                sent += chunk.count
+            }
+            XCTAssertGreaterThan(client.queuedWriteBytes, 512 * 1024)
+        }
+        var received = 0
+        for (_, server, _) in pairs {
+            try server.startReading { _, read in if case .bytes(let bytes) = read { received += bytes.count } }
+        }
+        loop.turn(until: { received == sent })
+        loop.turn(until: { pairs.allSatisfy { $0.client.queuedWriteBytes == 0 } })
+        let kept = loop.engine.ioHandles.keptStreamWriteCount
+        XCTAssertGreaterThan(kept, 0, "finished requests are kept for the next queued writes")
+        XCTAssertLessThanOrEqual(kept, LoopIOHandles.keptStreamWritesLimit)
+        for (client, server, listener) in pairs {
+            client.close()
+            server.close()
+            listener.close()
+        }
+        loop.shutdown()
+    }
+
     func testAsyncWriterToAPeerThatNeverReadsStopsNearTheHighWaterMark() async throws {
         let thread = try Loop.startThread()
         let loop = thread.loop
